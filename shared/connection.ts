@@ -1,0 +1,29 @@
+// The Connection seam: the only thing the protocol needs from a transport.
+// A transport (glide over TCP, REST over fetch) implements these three calls.
+
+/** A command argument: text (sent as UTF-8) or raw bytes (sent exactly). */
+export type Arg = string | Uint8Array;
+
+/** What a script can return; text and bulk replies may arrive as either form. */
+export type Reply = number | bigint | string | Uint8Array | null | Reply[];
+
+/** One script invocation in a pipeline. `eval` carries the text, `evalsha` its SHA-1. */
+export type ScriptCommand =
+  | { op: 'evalsha'; sha1: string; keys: readonly string[]; args: readonly Arg[] }
+  | { op: 'eval'; script: string; keys: readonly string[]; args: readonly Arg[] };
+
+/** One pipelined command's outcome: its reply, or the server's error reply text. */
+export type Outcome = { ok: true; value: Reply } | { ok: false; error: string };
+
+export interface Connection {
+  /** Runs one EVALSHA or EVAL. Like `pipeline`, error replies resolve as outcomes. */
+  run(command: ScriptCommand): Promise<Outcome>;
+  /**
+   * Runs each command in order, pipelined (one round trip where the transport can), not
+   * as a transaction: each script is atomic on its own. Server error replies come back
+   * as outcomes; only transport failures reject, with a ConnectionError.
+   */
+  pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]>;
+  /** Releases the transport. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,174 @@
+// The glide connection: @valkey/valkey-glide over TCP. Node only; the core never imports it.
+// Commands issued in the same turn of the event loop are coalesced into one glide batch,
+// because each glide call costs far more Node CPU than the bytes it sends.
+import {
+  Batch,
+  CircuitBreakerError,
+  ClusterBatch,
+  ConfigurationError,
+  ConnectionError as GlideConnectionError,
+  Decoder,
+  GlideClient,
+  GlideClusterClient,
+  Logger,
+  RequestError,
+  TimeoutError,
+  type GlideReturnType,
+  type GlideString,
+} from '@valkey/valkey-glide';
+import type { Arg, Connection, Outcome, Reply, ScriptCommand } from '../connection.js';
+import { ConnectionError } from '../errors.js';
+import { parseValkeyUrl, redactUrl } from './valkey-url.js';
+
+export interface GlideOptions {
+  /** redis://, rediss://, valkey:// or valkeys:// with optional user, password, db and ?cluster=true. */
+  url: string;
+  /** Talk to a Valkey Cluster (also set by `?cluster=true` in the URL). */
+  cluster?: boolean;
+  /** How long one command or batch may take, in ms. */
+  requestTimeoutMs?: number;
+  /** How long a TCP/TLS connect may take, in ms. */
+  connectTimeoutMs?: number;
+  /** Largest number of commands coalesced into one batch. */
+  maxBatch?: number;
+}
+
+type Client = GlideClient | GlideClusterClient;
+
+interface Waiting {
+  args: GlideString[];
+  resolve: (outcome: Outcome) => void;
+  reject: (error: Error) => void;
+}
+
+function toGlide(arg: Arg): GlideString {
+  return typeof arg === 'string' ? arg : Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength);
+}
+
+function argsOf(command: ScriptCommand): GlideString[] {
+  const head = command.op === 'evalsha' ? ['EVALSHA', command.sha1] : ['EVAL', command.script];
+  return [...head, String(command.keys.length), ...command.keys, ...command.args.map(toGlide)];
+}
+
+/** A server's error reply, as opposed to a transport failure (glide uses subclasses for those). */
+function isReplyError(err: unknown): err is RequestError {
+  return (
+    err instanceof RequestError &&
+    !(err instanceof TimeoutError) &&
+    !(err instanceof GlideConnectionError) &&
+    !(err instanceof CircuitBreakerError) &&
+    !(err instanceof ConfigurationError)
+  );
+}
+
+function outcomeOf(value: GlideReturnType | Error): Outcome {
+  if (isReplyError(value)) return { ok: false, error: value.message };
+  return { ok: true, value: value as Reply };
+}
+
+export class GlideConnection implements Connection {
+  private queue: Waiting[] = [];
+  private scheduled = false;
+  private closed = false;
+
+  constructor(
+    /** The underlying glide client, for commands beyond the seam (admin, tests). */
+    readonly client: Client,
+    private readonly cluster: boolean,
+    private readonly maxBatch: number,
+  ) {}
+
+  run(command: ScriptCommand): Promise<Outcome> {
+    return this.enqueue(argsOf(command));
+  }
+
+  pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
+    return Promise.all(commands.map((c) => this.enqueue(argsOf(c))));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.client.close();
+  }
+
+  private enqueue(args: GlideString[]): Promise<Outcome> {
+    if (this.closed) return Promise.reject(new ConnectionError('connection is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ args, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const all = this.queue;
+    this.queue = [];
+    for (let i = 0; i < all.length; i += this.maxBatch) void this.send(all.slice(i, i + this.maxBatch));
+  }
+
+  private async send(group: Waiting[]): Promise<void> {
+    try {
+      if (group.length === 1) {
+        const only = group[0]!;
+        try {
+          only.resolve(outcomeOf(await this.client.customCommand(only.args, { decoder: Decoder.Bytes })));
+        } catch (err) {
+          if (!isReplyError(err)) throw err;
+          only.resolve(outcomeOf(err));
+        }
+        return;
+      }
+      const batch = this.cluster ? new ClusterBatch(false) : new Batch(false);
+      for (const w of group) batch.customCommand(w.args);
+      const replies = this.cluster
+        ? await (this.client as GlideClusterClient).exec(batch as ClusterBatch, false, { decoder: Decoder.Bytes })
+        : await (this.client as GlideClient).exec(batch as Batch, false, { decoder: Decoder.Bytes });
+      if (!replies || replies.length !== group.length) {
+        throw new Error(`batch of ${group.length} answered ${replies?.length ?? 'nothing'}`);
+      }
+      group.forEach((w, i) => w.resolve(outcomeOf(replies[i] as GlideReturnType | Error)));
+    } catch (err) {
+      const error = new ConnectionError(`valkey: ${(err as Error).message}`, { cause: err });
+      for (const w of group) w.reject(error);
+    }
+  }
+}
+
+let loggerSet = false;
+
+/** Connects to the server (or cluster) a Valkey URL names. Fails with ConnectionError within the connect timeout. */
+export async function connectGlide(options: GlideOptions | string): Promise<GlideConnection> {
+  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 1_000 } =
+    typeof options === 'string' ? { url: options } : options;
+  const endpoint = parseValkeyUrl(url);
+  const cluster = clusterOpt ?? endpoint.cluster;
+  if (!loggerSet) {
+    // glide logs every error reply (NOSCRIPT included) at WARN by default; errors reach callers as values.
+    Logger.init('off');
+    loggerSet = true;
+  }
+  const common = {
+    addresses: [{ host: endpoint.host, port: endpoint.port }],
+    useTLS: endpoint.tls,
+    requestTimeout: requestTimeoutMs,
+    defaultDecoder: Decoder.Bytes,
+    clientName: 'emq',
+    advancedConfiguration: { connectionTimeout: connectTimeoutMs },
+    ...(endpoint.password !== undefined
+      ? { credentials: { password: endpoint.password, ...(endpoint.username ? { username: endpoint.username } : {}) } }
+      : {}),
+  };
+  try {
+    const client = cluster
+      ? await GlideClusterClient.createClient(common)
+      : await GlideClient.createClient({ ...common, databaseId: endpoint.db });
+    return new GlideConnection(client, cluster, maxBatch);
+  } catch (err) {
+    let why = (err as Error).message.trim();
+    if (endpoint.password) why = why.replaceAll(endpoint.password, '***');
+    throw new ConnectionError(`cannot connect to ${redactUrl(url)}: ${why}`, { cause: err });
+  }
+}

@@ -1,0 +1,128 @@
+// enqueue / enqueueMany: EVALSHA first, EVAL only after NOSCRIPT, replies to verdicts.
+import type { Arg, Connection, Outcome, ScriptCommand } from './connection.js';
+import { EmqError, InvalidPayloadError, ProtocolError, errorPrefix, fromReply } from './errors.js';
+import { jobKey, pendingKey, validateId, validateQueue } from './keyspace.js';
+import { enqueueScript } from './scripts.js';
+
+export type Verdict = 'enqueued' | 'duplicate';
+
+/** Payload bytes. A string is sent as its UTF-8 bytes, so it must be well-formed. */
+export type Payload = Uint8Array | string;
+
+export interface Job {
+  id: string;
+  payload: Payload;
+}
+
+export interface JobResult {
+  id: string;
+  verdict: Verdict;
+}
+
+function checkPayload(payload: unknown): asserts payload is Payload {
+  if (payload instanceof Uint8Array) return;
+  if (typeof payload !== 'string') {
+    throw new InvalidPayloadError(`payload must be a Uint8Array or a string, got ${payload === null ? 'null' : typeof payload}`);
+  }
+  // A lone surrogate has no UTF-8 form: encoding would replace it and change the payload.
+  if (!payload.isWellFormed()) {
+    throw new InvalidPayloadError('payload string has a lone surrogate, so it has no exact UTF-8 form; pass bytes instead');
+  }
+}
+
+function evalsha(keys: readonly string[], args: readonly Arg[]): ScriptCommand {
+  return { op: 'evalsha', sha1: enqueueScript.sha1, keys, args };
+}
+
+function asEval(command: ScriptCommand): ScriptCommand {
+  return { op: 'eval', script: enqueueScript.text, keys: command.keys, args: command.args };
+}
+
+function isNoScript(outcome: Outcome): boolean {
+  return !outcome.ok && errorPrefix(outcome.error) === 'NOSCRIPT';
+}
+
+/** The verdict a reply stands for, or the typed error it stands for. */
+function verdictOf(outcome: Outcome): Verdict | EmqError {
+  if (!outcome.ok) return fromReply(outcome.error);
+  const value = typeof outcome.value === 'bigint' ? Number(outcome.value) : outcome.value;
+  if (value === 1) return 'enqueued';
+  if (value === 0) return 'duplicate';
+  return new ProtocolError(`@enqueue replied ${String(value)}; expected 1 or 0`);
+}
+
+/**
+ * Enqueues one job: one round trip in steady state, two right after a script flush.
+ * Resolves to `enqueued`, or `duplicate` when the id exists (nothing written). Refusals
+ * throw typed errors before anything is sent (queue, id, payload) or after the script
+ * refused (kind, layout, wrong type); a transport failure throws ConnectionError, and
+ * the same call may be retried safely: the id makes it idempotent.
+ */
+export async function enqueue(connection: Connection, queue: string, id: string, payload: Payload): Promise<Verdict> {
+  checkPayload(payload);
+  const command = evalsha([jobKey(queue, id), pendingKey(queue)], [id, payload]);
+  let outcome = await connection.run(command);
+  if (isNoScript(outcome)) outcome = await connection.run(asEval(command));
+  const verdict = verdictOf(outcome);
+  if (verdict instanceof EmqError) throw verdict;
+  return verdict;
+}
+
+/** Some jobs of a batch failed; `results` holds every job's verdict or error, in order. */
+export class BatchError extends EmqError {
+  readonly results: ReadonlyArray<JobResult | { id: string; error: EmqError }>;
+  constructor(results: BatchError['results']) {
+    const failed = results.filter((r) => 'error' in r);
+    const first = failed[0] as { error: EmqError };
+    super(first.error.code, `${failed.length} of ${results.length} jobs failed; first: ${first.error.message}`, {
+      cause: first.error,
+    });
+    this.results = results;
+  }
+}
+
+/**
+ * Enqueues many jobs of one queue as one pipeline (one round trip in steady state; at
+ * most two after a script flush). Every job is checked before anything is sent, and each
+ * stays atomic on its own. Resolves to a verdict per job in order; a duplicate id inside
+ * the batch answers `duplicate` for its later copies. If any job fails, throws BatchError
+ * with every job's outcome, so the caller knows exactly which landed.
+ */
+export async function enqueueMany(connection: Connection, queue: string, jobs: readonly Job[]): Promise<JobResult[]> {
+  validateQueue(queue);
+  const pending = pendingKey(queue);
+  const commands = jobs.map(({ id, payload }, index) => {
+    try {
+      validateId(id);
+      checkPayload(payload);
+    } catch (err) {
+      if (err instanceof Error) err.message = `job ${index}: ${err.message}`;
+      throw err;
+    }
+    return evalsha([jobKey(queue, id), pending], [id, payload]);
+  });
+  if (commands.length === 0) return [];
+
+  const outcomes = await connection.pipeline(commands);
+  const flushed = commands.map((_, i) => i).filter((i) => isNoScript(outcomes[i]!));
+  if (flushed.length > 0) {
+    // One EVAL loads the script; the EVALSHAs after it in the same pipeline find it.
+    const [first, ...rest] = flushed as [number, ...number[]];
+    const retry = [asEval(commands[first]!), ...rest.map((i) => commands[i]!)];
+    let again = await connection.pipeline(retry);
+    // Only a second flush racing this one lands here: send the text with each.
+    const still = again.map((o, k) => (isNoScript(o) ? k : -1)).filter((k) => k >= 0);
+    if (still.length > 0) {
+      const texts = await connection.pipeline(still.map((k) => asEval(retry[k]!)));
+      again = again.map((o, k) => (still.includes(k) ? texts[still.indexOf(k)]! : o));
+    }
+    flushed.forEach((i, k) => (outcomes[i] = again[k]!));
+  }
+
+  const results = jobs.map(({ id }, i) => {
+    const verdict = verdictOf(outcomes[i]!);
+    return verdict instanceof EmqError ? { id, error: verdict } : { id, verdict };
+  });
+  if (results.some((r) => 'error' in r)) throw new BatchError(results);
+  return results as JobResult[];
+}

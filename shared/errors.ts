@@ -1,0 +1,110 @@
+// Typed errors. `code` is stable (HTTP problem types and CLI exit codes map from it);
+// messages say what is wrong and what to do, and never carry secrets or payloads.
+
+export type ErrorCode =
+  | 'invalid_queue'
+  | 'invalid_id'
+  | 'invalid_payload'
+  | 'kind'
+  | 'layout'
+  | 'wrong_type'
+  | 'server'
+  | 'connection'
+  | 'protocol';
+
+export class EmqError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** The caller's input breaks a rule; nothing was sent or written. Fix the input, do not retry. */
+export class RefusalError extends EmqError {}
+
+export class InvalidQueueError extends RefusalError {
+  constructor(message: string) {
+    super('invalid_queue', message);
+  }
+}
+
+export class InvalidIdError extends RefusalError {
+  constructor(message: string) {
+    super('invalid_id', message);
+  }
+}
+
+export class InvalidPayloadError extends RefusalError {
+  constructor(message: string) {
+    super('invalid_payload', message);
+  }
+}
+
+/** The id is not JOB-namespaced (refused host-side, or by the script's EMQKIND gate). */
+export class KindError extends RefusalError {
+  constructor(message = 'job id must be JOB-namespaced') {
+    super('kind', message);
+  }
+}
+
+/** The script's EMQLAYOUT gate: keys and id do not belong together. */
+export class LayoutError extends RefusalError {
+  constructor(message: string) {
+    super('layout', message);
+  }
+}
+
+/** The pending key holds something other than a sorted set; nothing was written. */
+export class WrongTypeError extends RefusalError {
+  constructor(message: string) {
+    super('wrong_type', message);
+  }
+}
+
+/** Any other error reply from the server, passed up with its text. */
+export class ServerError extends EmqError {
+  constructor(message: string) {
+    super('server', message);
+  }
+}
+
+/** The transport failed (unreachable, timed out, closed). The job may or may not have landed: retry with the same id. */
+export class ConnectionError extends EmqError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('connection', message, options);
+  }
+}
+
+/** The server answered something the protocol does not allow. */
+export class ProtocolError extends EmqError {
+  constructor(message: string) {
+    super('protocol', message);
+  }
+}
+
+/**
+ * The prefix of an error reply ("NOSCRIPT", "EMQKIND", ...). Clients reword replies:
+ * glide turns "EMQKIND job..." into "EMQKIND: job..." and NOSCRIPT into
+ * "...NoScriptError: No matching script.", so NOSCRIPT is recognised by its text too.
+ */
+export function errorPrefix(message: string): string {
+  if (/\bNOSCRIPT\b|NoScriptError|No matching script/i.test(message)) return 'NOSCRIPT';
+  return /^[A-Z][A-Z0-9_]*/.exec(message)?.[0] ?? '';
+}
+
+/** Maps a server error reply to the typed error the protocol gives it. */
+export function fromReply(message: string): EmqError {
+  const text = message.replace(/^[A-Z][A-Z0-9_]*:?\s*/, '');
+  switch (errorPrefix(message)) {
+    case 'EMQKIND':
+      return new KindError(text || undefined);
+    case 'EMQLAYOUT':
+      return new LayoutError(text);
+    case 'WRONGTYPE':
+      return new WrongTypeError(text);
+    default:
+      return new ServerError(message);
+  }
+}

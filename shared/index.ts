@@ -1,0 +1,10 @@
+// The keyspace and enqueue package: runtime-agnostic (no Node built-ins, no Workers APIs).
+export type { Arg, Connection, Outcome, Reply, ScriptCommand } from './connection.js';
+export { enqueue, enqueueMany, BatchError } from './enqueue.js';
+export type { Job, JobResult, Payload, Verdict } from './enqueue.js';
+export * from './errors.js';
+export { createMinter, decodeId, mintId } from './ids.js';
+export type { DecodedId, Minter, MinterOptions } from './ids.js';
+export { ID_ALPHABET, ID_LENGTH, QUEUE_MAX_LENGTH, jobKey, pendingKey, validateId, validateQueue } from './keyspace.js';
+export { enqueueScript } from './scripts.js';
+export type { Script } from './scripts.js';

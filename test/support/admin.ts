@@ -1,0 +1,59 @@
+// A plain glide client for looking at the keyspace from outside the code under test.
+import { Decoder, GlideClient, type GlideString } from '@valkey/valkey-glide';
+import { parseValkeyUrl } from '../../shared/connections/valkey-url.js';
+
+export type Admin = Awaited<ReturnType<typeof connectAdmin>>;
+
+export async function connectAdmin(url: string) {
+  const e = parseValkeyUrl(url);
+  const client = await GlideClient.createClient({
+    addresses: [{ host: e.host, port: e.port }],
+    databaseId: e.db,
+    defaultDecoder: Decoder.Bytes,
+    requestTimeout: 10_000,
+    ...(e.password ? { credentials: { password: e.password, ...(e.username ? { username: e.username } : {}) } } : {}),
+  });
+  const call = (...args: GlideString[]) => client.customCommand(args);
+  const text = async (...args: GlideString[]) => {
+    const r = await call(...args);
+    return Buffer.isBuffer(r) ? r.toString('utf8') : (r as unknown);
+  };
+  return {
+    call,
+    text,
+    /** A hash as field → bytes. */
+    async hgetall(key: string): Promise<Record<string, Buffer>> {
+      // glide answers a map as [{ key, value }]; RESP2 servers may answer a flat list
+      const reply = (await call('HGETALL', key)) as unknown[];
+      const out: Record<string, Buffer> = {};
+      for (let i = 0; i < reply.length; i++) {
+        const entry = reply[i];
+        if (Buffer.isBuffer(entry)) out[entry.toString()] = reply[++i] as Buffer;
+        else {
+          const { key: k, value } = entry as { key: Buffer; value: Buffer };
+          out[k.toString()] = value;
+        }
+      }
+      return out;
+    },
+    /** Every key of a queue, each with its type: the whole footprint a test may have left. */
+    async footprint(queue: string): Promise<Record<string, string>> {
+      const keys = ((await call('KEYS', `emq:{${queue}}:*`)) as Buffer[]).map((k) => k.toString());
+      const out: Record<string, string> = {};
+      for (const k of keys.sort()) out[k] = String(await text('TYPE', k));
+      return out;
+    },
+    /** Calls of a command since the last CONFIG RESETSTAT. */
+    async calls(command: string): Promise<number> {
+      const info = String(await text('INFO', 'commandstats'));
+      const m = new RegExp(`^cmdstat_${command.toLowerCase()}:calls=(\\d+)`, 'm').exec(info);
+      return m ? Number(m[1]) : 0;
+    },
+    close: () => client.close(),
+  };
+}
+
+/** A queue name no other test uses. */
+export function freshQueue(label = 'q'): string {
+  return `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
