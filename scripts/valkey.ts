@@ -226,7 +226,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** One RESP PING over a raw socket: true when the server answers PONG. */
+/** One RESP PING over a raw socket: true when the server answers (PONG, or NOAUTH when it wants a password). */
 function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = connect({ host: '127.0.0.1', port });
@@ -237,7 +237,7 @@ function ping(port: number): Promise<boolean> {
     sock.setTimeout(500, () => done(false));
     sock.on('error', () => done(false));
     sock.on('connect', () => sock.write('*1\r\n$4\r\nPING\r\n'));
-    sock.on('data', (d) => done(d.toString().startsWith('+PONG')));
+    sock.on('data', (d) => done(/^(\+PONG|-NOAUTH)/.test(d.toString())));
   });
 }
 

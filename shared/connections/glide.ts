@@ -167,7 +167,7 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
       : await GlideClient.createClient({ ...common, databaseId: endpoint.db });
     return new GlideConnection(client, cluster, maxBatch);
   } catch (err) {
-    let why = (err as Error).message.trim();
+    let why = (err as Error).message.replace(/\s+/g, ' ').trim();
     if (endpoint.password) why = why.replaceAll(endpoint.password, '***');
     throw new ConnectionError(`cannot connect to ${redactUrl(url)}: ${why}`, { cause: err });
   }

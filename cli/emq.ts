@@ -1,0 +1,95 @@
+// emq: the operator's command line. Exit codes: 0 done, 1 failure (server unreachable,
+// timed out, server error: retrying with the same id is safe), 2 refused (bad input).
+import { parseArgs } from 'node:util';
+import { connectGlide } from '../shared/connections/glide.js';
+import { ConnectionError, RefusalError, enqueue, mintId, validateId, validateQueue } from '../shared/index.js';
+
+const USAGE = `usage:
+  emq id                                        print a fresh job id
+  emq enqueue <queue> [--id <id>] [--url <url>] enqueue stdin's bytes as one job
+      --url defaults to $VALKEY_URL (redis://, rediss://, valkey://, valkeys://)
+      prints {"queue","id","verdict"} as one JSON line
+exit codes: 0 done, 1 failed (safe to retry with the same --id), 2 refused`;
+
+/** The whole command's time budget: a connection failure must not hang a script. */
+const DEADLINE_MS = 15_000;
+
+class UsageError extends Error {}
+
+async function readStdin(): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+async function enqueueCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { id: { type: 'string' }, url: { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1) throw new UsageError(`enqueue takes one queue name, got ${positionals.length}`);
+  const queue = positionals[0]!;
+  const id = values.id ?? mintId();
+  validateQueue(queue);
+  validateId(id);
+  const url = values.url ?? process.env.VALKEY_URL;
+  if (!url) throw new UsageError('no server: pass --url or set VALKEY_URL');
+  const payload = await readStdin();
+  const connection = await connectGlide({ url });
+  try {
+    const verdict = await enqueue(connection, queue, id, payload);
+    process.stdout.write(JSON.stringify({ queue, id, verdict }) + '\n');
+  } finally {
+    await connection.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'id':
+        if (rest.length > 0) throw new UsageError('id takes no arguments');
+        process.stdout.write(mintId() + '\n');
+        return 0;
+      case 'enqueue':
+        await enqueueCommand(rest);
+        return 0;
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(USAGE + '\n');
+        return 0;
+      default:
+        throw new UsageError(command ? `unknown command "${command}"` : 'no command');
+    }
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`emq: ${(err as Error).message}\n${USAGE}\n`);
+      return 2;
+    }
+    if (err instanceof RefusalError) {
+      process.stderr.write(`emq: refused (${err.code}): ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof TypeError && /URL|scheme|host|database/.test(err.message)) {
+      process.stderr.write(`emq: ${err.message}\n`);
+      return 2;
+    }
+    const kind = err instanceof ConnectionError ? 'connection failed' : 'failed';
+    process.stderr.write(`emq: ${kind}: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+const deadline = setTimeout(() => {
+  process.stderr.write(`emq: gave up after ${DEADLINE_MS / 1000} s\n`);
+  process.exit(1);
+}, DEADLINE_MS);
+deadline.unref();
+
+process.exitCode = await main(process.argv.slice(2));
+// glide's native client can hold the loop open briefly after close; the answer is already out.
+setImmediate(() => process.exit(process.exitCode));
