@@ -1,7 +1,7 @@
 // enqueue / enqueueMany: EVALSHA first, EVAL only after NOSCRIPT, replies to verdicts.
 import type { Arg, Connection, Outcome, ScriptCommand } from './connection.js';
 import { EmqError, InvalidPayloadError, ProtocolError, errorPrefix, fromReply } from './errors.js';
-import { jobKey, pendingKey, validateId, validateQueue } from './keyspace.js';
+import { enqueueKeys } from './keyspace.js';
 import { enqueueScript } from './scripts.js';
 
 export type Verdict = 'enqueued' | 'duplicate';
@@ -59,8 +59,9 @@ function verdictOf(outcome: Outcome): Verdict | EmqError {
  * the same call may be retried safely: the id makes it idempotent.
  */
 export async function enqueue(connection: Connection, queue: string, id: string, payload: Payload): Promise<Verdict> {
+  const keys = enqueueKeys(queue)(id);
   checkPayload(payload);
-  const command = evalsha([jobKey(queue, id), pendingKey(queue)], [id, payload]);
+  const command = evalsha(keys, [id, payload]);
   let outcome = await connection.run(command);
   if (isNoScript(outcome)) outcome = await connection.run(asEval(command));
   const verdict = verdictOf(outcome);
@@ -89,17 +90,16 @@ export class BatchError extends EmqError {
  * with every job's outcome, so the caller knows exactly which landed.
  */
 export async function enqueueMany(connection: Connection, queue: string, jobs: readonly Job[]): Promise<JobResult[]> {
-  validateQueue(queue);
-  const pending = pendingKey(queue);
+  const keysOf = enqueueKeys(queue);
   const commands = jobs.map(({ id, payload }, index) => {
     try {
-      validateId(id);
+      const keys = keysOf(id);
       checkPayload(payload);
+      return evalsha(keys, [id, payload]);
     } catch (err) {
       if (err instanceof Error) err.message = `job ${index}: ${err.message}`;
       throw err;
     }
-    return evalsha([jobKey(queue, id), pending], [id, payload]);
   });
   if (commands.length === 0) return [];
 

@@ -52,15 +52,29 @@ export function validateId(id: unknown): asserts id is string {
   throw new InvalidIdError(`job id ${describe(id)} ${why}: expected JOB + 26 lowercase Crockford base32 characters`);
 }
 
+// The builders below assume checked parts; the exported ones check first.
+const rowOf = (queue: string, id: string) => `emq:{${queue}}:job:${id}`;
+const pendingOf = (queue: string) => `emq:{${queue}}:pending`;
+
 /** `emq:{<queue>}:job:<id>`, the job's row. */
 export function jobKey(queue: string, id: string): string {
   validateQueue(queue);
   validateId(id);
-  return `emq:{${queue}}:job:${id}`;
+  return rowOf(queue, id);
 }
 
 /** `emq:{<queue>}:pending`, the queue's pending set. */
 export function pendingKey(queue: string): string {
   validateQueue(queue);
-  return `emq:{${queue}}:pending`;
+  return pendingOf(queue);
+}
+
+/** The keys @enqueue takes for jobs of one queue, as KEYS[1] and KEYS[2]; checks the queue once. */
+export function enqueueKeys(queue: string): (id: string) => [row: string, pending: string] {
+  validateQueue(queue);
+  const pending = pendingOf(queue);
+  return (id) => {
+    validateId(id);
+    return [rowOf(queue, id), pending];
+  };
 }
