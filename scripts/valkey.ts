@@ -283,6 +283,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       child.kill('SIGKILL');
       if (attempt < 3 && options.port === undefined) continue; // the port was taken meanwhile
       const tail = existsSync(join(dir, 'server.log')) ? readFileSync(join(dir, 'server.log'), 'utf8').slice(-500) : '';
+      rmSync(dir, { recursive: true, force: true });
       throw new Error(`could not start ${binary.path}: ${(err as Error).message}\n${tail}`);
     }
     const stop = async () => {

@@ -29,7 +29,11 @@ export interface GlideOptions {
   requestTimeoutMs?: number;
   /** How long a TCP/TLS connect may take, in ms. */
   connectTimeoutMs?: number;
-  /** Largest number of commands coalesced into one batch. */
+  /**
+   * Largest number of commands coalesced into one glide batch. Smaller batches keep
+   * several in flight, so encoding the next overlaps the server running the last
+   * (measured with npm run bench: 32 beat both 8 and 1,000).
+   */
   maxBatch?: number;
 }
 
@@ -141,7 +145,7 @@ let loggerSet = false;
 
 /** Connects to the server (or cluster) a Valkey URL names. Fails with ConnectionError within the connect timeout. */
 export async function connectGlide(options: GlideOptions | string): Promise<GlideConnection> {
-  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 1_000 } =
+  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 32 } =
     typeof options === 'string' ? { url: options } : options;
   const endpoint = parseValkeyUrl(url);
   const cluster = clusterOpt ?? endpoint.cluster;

@@ -1,0 +1,109 @@
+// The server under test: a private one started here, or VALKEY_URL's; and the admin
+// commands the bench needs around the phases (flush, script load, counts, CPU, errors).
+import { Decoder, GlideClient } from '@valkey/valkey-glide';
+import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
+import { parseValkeyUrl, redactUrl, type ValkeyEndpoint } from '../shared/connections/valkey-url.js';
+import { enqueueScript } from '../shared/scripts.js';
+import { startServer } from '../scripts/valkey.js';
+
+/** Key patterns every phase writes under, so a shared server can be cleaned after. */
+export const OUR_KEYS = ['emq:{bench*', 'bench-bull:*'];
+
+export class Server {
+  private constructor(
+    readonly url: string,
+    readonly endpoint: ValkeyEndpoint,
+    /** True when this bench started the server, so FLUSHALL is ours to send. */
+    readonly owned: boolean,
+    private readonly admin: GlideConnection,
+    private readonly stopServer: () => Promise<void>,
+  ) {}
+
+  static async open(): Promise<Server> {
+    const given = process.env.VALKEY_URL;
+    const started = given ? undefined : await startServer();
+    const url = given ?? started!.url;
+    const endpoint = parseValkeyUrl(url);
+    if (endpoint.cluster) throw new Error(`${redactUrl(url)}: the bench needs a standalone server, not a cluster`);
+    if (endpoint.tls) throw new Error(`${redactUrl(url)}: the bench's load generators speak plain TCP only`);
+    const admin = await connectGlide(url);
+    return new Server(url, endpoint, started !== undefined, admin, async () => started?.stop());
+  }
+
+  private get client(): GlideClient {
+    return this.admin.client as GlideClient;
+  }
+
+  async call(...args: string[]): Promise<unknown> {
+    return this.client.customCommand(args, { decoder: Decoder.String });
+  }
+
+  async info(section: string): Promise<Map<string, string>> {
+    const text = String(await this.call('INFO', section));
+    const out = new Map<string, string>();
+    for (const line of text.split('\r\n')) {
+      const at = line.indexOf(':');
+      if (at > 0 && !line.startsWith('#')) out.set(line.slice(0, at), line.slice(at + 1));
+    }
+    return out;
+  }
+
+  /** "valkey 8.0.1" (or "redis 7.2.4"), from the server itself. */
+  async version(): Promise<string> {
+    const info = await this.info('server');
+    const valkey = info.get('valkey_version');
+    return valkey ? `valkey ${valkey}` : `redis ${info.get('redis_version') ?? '?'}`;
+  }
+
+  /** CPU seconds the server process has used (user + system, all its threads). */
+  async cpuSeconds(): Promise<number> {
+    const cpu = await this.info('cpu');
+    return Number(cpu.get('used_cpu_user') ?? 0) + Number(cpu.get('used_cpu_sys') ?? 0);
+  }
+
+  /** `errorstat_<PREFIX>` counts, e.g. { EMQLAYOUT: 3 }. */
+  async errorStats(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const [k, v] of await this.info('errorstats')) {
+      const count = /count=(\d+)/.exec(v)?.[1];
+      if (k.startsWith('errorstat_') && count) out[k.slice('errorstat_'.length)] = Number(count);
+    }
+    return out;
+  }
+
+  /** A clean slate between phases: FLUSHALL on our own server, else our keys only. */
+  async reset(): Promise<void> {
+    if (this.owned) {
+      await this.call('FLUSHALL');
+    } else {
+      await this.dropOurKeys();
+    }
+    await this.loadScript();
+  }
+
+  async loadScript(): Promise<void> {
+    const sha = String(await this.call('SCRIPT', 'LOAD', enqueueScript.text));
+    if (sha !== enqueueScript.sha1) throw new Error(`SCRIPT LOAD answered ${sha}, expected ${enqueueScript.sha1}`);
+  }
+
+  private async dropOurKeys(): Promise<void> {
+    for (const pattern of OUR_KEYS) {
+      let cursor = '0';
+      do {
+        const [next, keys] = (await this.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', '10000')) as [string, string[]];
+        if (keys.length > 0) await this.call('UNLINK', ...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    }
+  }
+
+  /** Leaves the server as found (our keys gone), or stops the one we started. */
+  async close(): Promise<void> {
+    try {
+      if (!this.owned) await this.dropOurKeys();
+    } finally {
+      await this.admin.close();
+      await this.stopServer();
+    }
+  }
+}
