@@ -13,7 +13,6 @@ import {
   Logger,
   RequestError,
   TimeoutError,
-  type GlideReturnType,
   type GlideString,
 } from '@valkey/valkey-glide';
 import type { Arg, Connection, Outcome, Reply, ScriptCommand } from '../connection.js';
@@ -65,9 +64,60 @@ function isReplyError(err: unknown): err is RequestError {
   );
 }
 
-function outcomeOf(value: GlideReturnType | Error): Outcome {
-  if (isReplyError(value)) return { ok: false, error: value.message };
-  return { ok: true, value: value as Reply };
+// glide rewords error replies: "-NOSCRIPT No matching script" arrives as "An error was
+// signalled by the server: - NoScriptError: No matching script.", "-EMQKIND job..." as
+// "EMQKIND: job...". Callers (and the gateway's clients) expect the server's own words.
+const GLIDE_KINDS: Record<string, string> = {
+  ResponseError: 'ERR',
+  NoScriptError: 'NOSCRIPT',
+  ExecAbortError: 'EXECABORT',
+  BusyLoadingError: 'LOADING',
+  TryAgain: 'TRYAGAIN',
+  ClusterDown: 'CLUSTERDOWN',
+  CrossSlot: 'CROSSSLOT',
+  MasterDown: 'MASTERDOWN',
+  ReadOnly: 'READONLY',
+  NotBusy: 'NOTBUSY',
+  Moved: 'MOVED',
+  Ask: 'ASK',
+};
+
+/** The error reply as the server worded it. */
+export function serverWording(message: string): string {
+  const text = message.replace(/^An error was signalled by the server: - /, '');
+  const m = /^([A-Za-z][A-Za-z0-9_]*): ?/.exec(text);
+  if (!m) return text;
+  const code = GLIDE_KINDS[m[1]!] ?? (/^[A-Z0-9_]+$/.test(m[1]!) ? m[1]! : undefined);
+  return code === undefined ? text : `${code} ${text.slice(m[0].length)}`;
+}
+
+/**
+ * A glide value in RESP2's shapes, as Upstash and RESP2 clients expect: maps (which glide
+ * makes of HGETALL, ZRANGE WITHSCORES, CONFIG GET...) become flat field/value lists, and
+ * booleans (SCRIPT EXISTS) become 1 and 0.
+ */
+function resp2(value: unknown): Reply {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (Array.isArray(value)) {
+    const out: Reply[] = [];
+    for (const item of value) {
+      if (item !== null && typeof item === 'object' && 'key' in item && 'value' in item) {
+        out.push(resp2(item.key), resp2(item.value));
+      } else out.push(resp2(item));
+    }
+    return out;
+  }
+  if (value instanceof Set) return resp2([...value]);
+  return value as Reply;
+}
+
+function outcomeOf(value: unknown): Outcome {
+  if (isReplyError(value)) return { ok: false, error: serverWording(value.message) };
+  return { ok: true, value: resp2(value) };
+}
+
+function transportError(err: unknown): ConnectionError {
+  return new ConnectionError(`valkey: ${(err as Error).message}`, { cause: err });
 }
 
 export class GlideConnection implements Connection {
@@ -90,9 +140,37 @@ export class GlideConnection implements Connection {
     return Promise.all(commands.map((c) => this.enqueue(argsOf(c))));
   }
 
+  /** Any one command (not a blocking or connection-state one: the connection is shared). */
+  command(args: readonly Arg[]): Promise<Outcome> {
+    return this.enqueue(args.map(toGlide));
+  }
+
+  /**
+   * Commands as one MULTI/EXEC. A command the server refuses to queue aborts them all:
+   * one error outcome (EXECABORT) for the whole transaction.
+   */
+  async transaction(commands: ReadonlyArray<readonly Arg[]>): Promise<Outcome[] | Outcome> {
+    if (this.closed) throw new ConnectionError('connection is closed');
+    const batch = this.cluster ? new ClusterBatch(true) : new Batch(true);
+    for (const args of commands) batch.customCommand(args.map(toGlide));
+    try {
+      const replies = await this.exec(batch);
+      return (replies ?? []).map(outcomeOf);
+    } catch (err) {
+      if (isReplyError(err)) return outcomeOf(err);
+      throw transportError(err);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.client.close();
+  }
+
+  private exec(batch: Batch | ClusterBatch) {
+    return this.cluster
+      ? (this.client as GlideClusterClient).exec(batch as ClusterBatch, false, { decoder: Decoder.Bytes })
+      : (this.client as GlideClient).exec(batch as Batch, false, { decoder: Decoder.Bytes });
   }
 
   private enqueue(args: GlideString[]): Promise<Outcome> {
@@ -127,15 +205,13 @@ export class GlideConnection implements Connection {
       }
       const batch = this.cluster ? new ClusterBatch(false) : new Batch(false);
       for (const w of group) batch.customCommand(w.args);
-      const replies = this.cluster
-        ? await (this.client as GlideClusterClient).exec(batch as ClusterBatch, false, { decoder: Decoder.Bytes })
-        : await (this.client as GlideClient).exec(batch as Batch, false, { decoder: Decoder.Bytes });
+      const replies = await this.exec(batch);
       if (!replies || replies.length !== group.length) {
         throw new Error(`batch of ${group.length} answered ${replies?.length ?? 'nothing'}`);
       }
-      group.forEach((w, i) => w.resolve(outcomeOf(replies[i] as GlideReturnType | Error)));
+      group.forEach((w, i) => w.resolve(outcomeOf(replies[i])));
     } catch (err) {
-      const error = new ConnectionError(`valkey: ${(err as Error).message}`, { cause: err });
+      const error = transportError(err);
       for (const w of group) w.reject(error);
     }
   }
