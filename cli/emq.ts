@@ -2,10 +2,12 @@
 // timed out, server error: retrying with the same id is safe), 2 refused (bad input).
 import { parseArgs } from 'node:util';
 import { connectGlide } from '../shared/connections/glide.js';
+import { startGateway } from '../functions/gateway/server.js';
 import { ConnectionError, RefusalError, enqueue, mintId, validateId, validateQueue } from '../shared/index.js';
 
 const USAGE = `usage:
   emq id                                        print a fresh job id
+  emq gateway                                   run the REST gateway (see functions/gateway/server.ts)
   emq enqueue <queue> [--id <id>] [--url <url>] enqueue stdin's bytes as one job
       --url defaults to $VALKEY_URL (redis://, rediss://, valkey://, valkeys://)
       prints {"queue","id","verdict"} as one JSON line
@@ -46,6 +48,26 @@ async function enqueueCommand(argv: string[]): Promise<void> {
   }
 }
 
+/** Runs until SIGTERM or SIGINT, then drains in-flight requests and returns. */
+async function gatewayCommand(): Promise<void> {
+  clearTimeout(deadline);
+  let gateway;
+  try {
+    gateway = await startGateway(process.env);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  process.stdout.write(`${gateway.url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      process.stderr.write(`gateway: ${signal}: finishing requests in flight\n`);
+      void gateway.stop().then(resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -56,6 +78,10 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'enqueue':
         await enqueueCommand(rest);
+        return 0;
+      case 'gateway':
+        if (rest.length > 0) throw new UsageError('gateway is configured by environment, not arguments');
+        await gatewayCommand();
         return 0;
       case 'help':
       case '--help':

@@ -1,0 +1,141 @@
+// The gateway's routes: Upstash's REST protocol in front of Valkey.
+//   POST /               one JSON command            → {"result"} | 400 {"error"}
+//   POST /pipeline       JSON commands, in order      → [{"result"} | {"error"}, ...]
+//   POST /multi-exec     JSON commands, atomically    → the same, or 400 {"error"} if aborted
+//   GET|POST /<cmd>/...  path-style; a POST body is the last argument, raw
+//   GET /healthz, GET /readyz
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Arg, Outcome } from '../../shared/connection.js';
+import type { Script } from '../../shared/scripts.js';
+import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
+import { Unavailable, type Backend } from './backend.js';
+import { createPolicy } from './policy.js';
+import { bodyOf } from './reply.js';
+import type { Scope, Tokens } from './tokens.js';
+
+export interface GatewayOptions {
+  backend: Backend;
+  tokens: Tokens;
+  /** The scripts a producer token may run. */
+  scripts: readonly Script[];
+  /** Largest request body, in bytes; refused with 413 as it streams in. */
+  maxBodyBytes?: number;
+  /** Most commands in one /pipeline or /multi-exec request. */
+  maxPipeline?: number;
+  /** Seconds a client should wait after a 503. */
+  retryAfterSeconds?: number;
+  /** True once the process is draining: new requests get 503. */
+  draining?: () => boolean;
+}
+
+type Env = { Variables: { scope: Scope } };
+
+const json = (c: Context, body: unknown, status: 200 | 400 | 401 | 403 | 404 | 405 | 413 | 503 = 200) => c.json(body, status);
+
+export function createGateway({
+  backend,
+  tokens,
+  scripts,
+  maxBodyBytes = 8 * 1024 * 1024,
+  maxPipeline = 10_000,
+  retryAfterSeconds = 1,
+  draining = () => false,
+}: GatewayOptions): Hono<Env> {
+  const policy = createPolicy(scripts);
+  const app = new Hono<Env>();
+
+  const unavailable = (c: Context, why: string) => {
+    c.header('Retry-After', String(retryAfterSeconds));
+    return json(c, { error: `Valkey is unavailable: ${why}` }, 503);
+  };
+
+  app.onError((err, c) => {
+    if (err instanceof Unavailable) return unavailable(c, err.message);
+    if (err instanceof BadCommand) return json(c, { error: `ERR ${err.message}` }, 400);
+    if (err instanceof SyntaxError) return json(c, { error: 'ERR the body is not valid JSON' }, 400);
+    console.error(`gateway: ${c.req.method} ${c.req.path}: ${(err as Error).stack ?? String(err)}`);
+    return json(c, { error: 'ERR internal error in the gateway' }, 400);
+  });
+
+  app.use('*', async (c, next) => {
+    if (draining()) {
+      c.header('Connection', 'close');
+      return unavailable(c, 'the gateway is shutting down');
+    }
+    await next();
+  });
+
+  app.get('/healthz', (c) => json(c, { status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const pong = await backend.command(['PING']);
+    return pong.ok ? json(c, { status: 'ready' }) : unavailable(c, pong.error);
+  });
+
+  app.use('*', async (c, next) => {
+    const header = c.req.header('Authorization');
+    const presented = header?.startsWith('Bearer ') ? header.slice(7).trim() : c.req.query('_token');
+    const scope = presented ? tokens.scopeOf(presented) : undefined;
+    if (!scope) return json(c, { error: 'Unauthorized: send Authorization: Bearer <token>' }, 401);
+    c.set('scope', scope);
+    await next();
+  });
+
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (c) => json(c, { error: `ERR the request body is larger than ${maxBodyBytes} bytes` }, 413),
+    }),
+  );
+
+  const base64 = (c: Context) => c.req.header('Upstash-Encoding')?.toLowerCase() === 'base64';
+
+  /** The first command the scope may not run, as a response; nothing is executed then. */
+  const refuse = (c: Context<Env>, commands: ReadonlyArray<readonly Arg[]>) => {
+    for (const args of commands) {
+      const why = policy.refusal(c.get('scope'), args);
+      if (why) return json(c, { error: why[1] }, why[0]);
+    }
+    return undefined;
+  };
+
+  const single = async (c: Context<Env>, args: Arg[]) => {
+    const refused = refuse(c, [args]);
+    if (refused) return refused;
+    const body = bodyOf(await backend.command(args), base64(c));
+    return json(c, body, 'error' in body ? 400 : 200);
+  };
+
+  const readJson = async (c: Context) => JSON.parse(await c.req.text()) as unknown;
+
+  app.post('/', async (c) => single(c, jsonCommand(await readJson(c))));
+
+  app.post('/pipeline', async (c) => {
+    const commands = jsonCommands(await readJson(c), maxPipeline);
+    const refused = refuse(c, commands);
+    if (refused) return refused;
+    const outcomes = await Promise.all(commands.map((args) => backend.command(args)));
+    return json(c, outcomes.map((o) => bodyOf(o, base64(c))));
+  });
+
+  app.post('/multi-exec', async (c) => {
+    const commands = jsonCommands(await readJson(c), maxPipeline);
+    const refused = refuse(c, commands);
+    if (refused) return refused;
+    const outcomes = await backend.transaction(commands);
+    if (!Array.isArray(outcomes)) return json(c, bodyOf(outcomes as Outcome, false), 400);
+    return json(c, outcomes.map((o) => bodyOf(o, base64(c))));
+  });
+
+  // the path as sent: Hono's c.req.path is partly decoded, and %FF must stay a byte
+  const rawPath = (c: Context) => new URL(c.req.url).pathname;
+  app.get('/*', (c) => single(c, pathCommand(rawPath(c), undefined)));
+  app.post('/*', async (c) => single(c, pathCommand(rawPath(c), new Uint8Array(await c.req.arrayBuffer()))));
+  app.all('/*', (c) => {
+    c.header('Allow', 'GET, POST');
+    return json(c, { error: `ERR method ${c.req.method} is not allowed; use GET or POST` }, 405);
+  });
+
+  return app;
+}

@@ -1,0 +1,59 @@
+// Requests to commands: Upstash's JSON arrays and path-style URLs, into argument lists.
+import type { Arg } from '../../shared/connection.js';
+
+/** The request names no valid command: a 400 with this message. */
+export class BadCommand extends Error {}
+
+/** One JSON command: a non-empty array of strings and numbers. */
+export function jsonCommand(value: unknown, where = 'the body'): Arg[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new BadCommand(`${where} must be a non-empty JSON array like ["SET","key","value"]`);
+  }
+  return value.map((v, i) => {
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+    throw new BadCommand(`${where}[${i}] is ${v === null ? 'null' : typeof v}; arguments are strings or numbers`);
+  });
+}
+
+/** A pipeline or transaction: a non-empty array of JSON commands, at most `max`. */
+export function jsonCommands(value: unknown, max: number): Arg[][] {
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new BadCommand('the body must be a non-empty JSON array of commands like [["SET","k","v"],["GET","k"]]');
+  }
+  if (value.length > max) throw new BadCommand(`${value.length} commands in one request; the limit is ${max}`);
+  return value.map((c, i) => jsonCommand(c, `command ${i}`));
+}
+
+const HEX = /^[0-9a-fA-F]{2}$/;
+
+/** Percent-decodes to bytes, so %FF stays the byte 0xFF (decodeURIComponent would refuse it). */
+function segmentBytes(segment: string): Arg {
+  if (!segment.includes('%')) return segment;
+  const out: number[] = [];
+  const utf8 = new TextEncoder();
+  for (let i = 0; i < segment.length; i++) {
+    const c = segment[i]!;
+    if (c === '%') {
+      const hex = segment.slice(i + 1, i + 3);
+      if (!HEX.test(hex)) throw new BadCommand(`bad percent-escape "%${hex}" in the path`);
+      out.push(parseInt(hex, 16));
+      i += 2;
+    } else out.push(...utf8.encode(c));
+  }
+  return Uint8Array.from(out);
+}
+
+/** `/set/foo/bar` → SET foo bar; a POST body, when there is one, is the last argument, raw. */
+export function pathCommand(path: string, body: Uint8Array | undefined): Arg[] {
+  const args: Arg[] = path.split('/').filter((s) => s !== '').map(segmentBytes);
+  if (body !== undefined && body.length > 0) args.push(body);
+  if (args.length === 0) throw new BadCommand('no command in the path');
+  return args;
+}
+
+/** The command's name, upper-cased, for checks (never sent rewritten). */
+export function commandName(args: readonly Arg[]): string {
+  const first = args[0];
+  return (typeof first === 'string' ? first : new TextDecoder().decode(first)).toUpperCase();
+}

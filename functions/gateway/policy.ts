@@ -1,0 +1,50 @@
+// What each scope may run. A producer may PING and run this project's scripts, by SHA-1
+// (EVALSHA) or by their exact text (EVAL), and nothing else. Nobody may run commands
+// that block or change the state of the shared connection every request rides on.
+import type { Arg } from '../../shared/connection.js';
+import type { Script } from '../../shared/scripts.js';
+import { commandName } from './args.js';
+import type { Scope } from './tokens.js';
+
+const SHARED_CONNECTION_BREAKERS = new Set([
+  'BLPOP', 'BRPOP', 'BRPOPLPUSH', 'BLMOVE', 'BLMPOP', 'BZPOPMIN', 'BZPOPMAX', 'BZMPOP', 'WAIT', 'WAITAOF',
+  'SUBSCRIBE', 'PSUBSCRIBE', 'SSUBSCRIBE', 'UNSUBSCRIBE', 'PUNSUBSCRIBE', 'SUNSUBSCRIBE', 'MONITOR',
+  'SYNC', 'PSYNC', 'SELECT', 'AUTH', 'HELLO', 'QUIT', 'RESET', 'MULTI', 'EXEC', 'DISCARD', 'WATCH', 'UNWATCH',
+  'CLIENT', 'READONLY', 'READWRITE', 'SHUTDOWN',
+]);
+
+function sameText(arg: Arg | undefined, text: string): boolean {
+  if (arg === undefined) return false;
+  if (typeof arg === 'string') return arg === text;
+  return arg.length === text.length && new TextDecoder().decode(arg) === text;
+}
+
+export interface Policy {
+  /** Why `scope` may not run `args`: [status, message], or undefined when it may. */
+  refusal(scope: Scope, args: readonly Arg[]): [400 | 403, string] | undefined;
+}
+
+export function createPolicy(scripts: readonly Script[]): Policy {
+  const shas = new Set(scripts.map((s) => s.sha1));
+  return {
+    refusal(scope, args) {
+      const name = commandName(args);
+      if (SHARED_CONNECTION_BREAKERS.has(name)) {
+        return [400, `ERR ${name} is not available over REST: it would block or change the connection all requests share`];
+      }
+      if (scope === 'admin') return undefined;
+      if (name === 'PING') return undefined;
+      if (name === 'EVALSHA') {
+        const sha = args[1];
+        const hex = typeof sha === 'string' ? sha.toLowerCase() : '';
+        if (shas.has(hex)) return undefined;
+        return [403, 'a producer token may run EVALSHA only of this project\'s scripts'];
+      }
+      if (name === 'EVAL') {
+        if (scripts.some((s) => sameText(args[1], s.text))) return undefined;
+        return [403, 'a producer token may run EVAL only of this project\'s scripts, byte for byte'];
+      }
+      return [403, `a producer token may not run ${name}: only PING, and EVALSHA or EVAL of this project's scripts`];
+    },
+  };
+}

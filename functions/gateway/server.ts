@@ -1,0 +1,73 @@
+// `emq gateway`: the gateway as a Node process, configured by environment.
+//   VALKEY_URL            the server behind it (required)
+//   EMQ_GATEWAY_TOKENS    scope:token,... with scope admin or producer (required)
+//   EMQ_GATEWAY_HOST      default 127.0.0.1
+//   EMQ_GATEWAY_PORT      default 8079 (0 picks a free port)
+//   EMQ_GATEWAY_MAX_BODY  bytes, default 8388608 (8 MiB)
+//   EMQ_GATEWAY_MAX_PIPELINE  commands per request, default 10000
+//   EMQ_GATEWAY_TIMEOUT_MS    one Valkey command's budget, default 5000
+// SIGTERM or SIGINT: stop taking requests, finish those in flight, close, exit 0.
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { redactUrl } from '../../shared/connections/valkey-url.js';
+import { enqueueScript } from '../../shared/scripts.js';
+import { createGateway } from './app.js';
+import { glideBackend } from './backend.js';
+import { parseTokens } from './tokens.js';
+
+export interface RunningGateway {
+  url: string;
+  stop(): Promise<void>;
+}
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}=${JSON.stringify(text)} is not a whole number`);
+  return n;
+}
+
+export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
+  const valkeyUrl = env.VALKEY_URL;
+  if (!valkeyUrl) throw new Error('VALKEY_URL is not set: the gateway needs the Valkey server to front');
+  const tokens = parseTokens(env.EMQ_GATEWAY_TOKENS);
+  const host = env.EMQ_GATEWAY_HOST || '127.0.0.1';
+  const port = intFrom(env, 'EMQ_GATEWAY_PORT', 8079);
+  const timeout = intFrom(env, 'EMQ_GATEWAY_TIMEOUT_MS', 5_000);
+  const backend = glideBackend({ url: valkeyUrl, requestTimeoutMs: timeout, connectTimeoutMs: Math.min(timeout, 2_000) });
+  let draining = false;
+  const app = createGateway({
+    backend,
+    tokens,
+    scripts: [enqueueScript],
+    maxBodyBytes: intFrom(env, 'EMQ_GATEWAY_MAX_BODY', 8 * 1024 * 1024),
+    maxPipeline: intFrom(env, 'EMQ_GATEWAY_MAX_PIPELINE', 10_000),
+    draining: () => draining,
+  });
+
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  // a client that stalls mid-request is cut off rather than held forever
+  const http = server as unknown as { requestTimeout: number; headersTimeout: number };
+  http.requestTimeout = 30_000;
+  http.headersTimeout = 10_000;
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${shown}:${address.port}`;
+
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      draining = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      });
+      await backend.close();
+    })());
+  process.stderr.write(`gateway: fronting ${redactUrl(valkeyUrl)} with ${tokens.size} token(s)\n`);
+  return { url, stop };
+}

@@ -1,0 +1,42 @@
+// Gateway tokens: EMQ_GATEWAY_TOKENS="admin:<token>,producer:<token>,...".
+// Checked in constant time against every configured token; never logged or echoed.
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+export type Scope = 'admin' | 'producer';
+
+export interface Tokens {
+  /** The scope a presented token carries, or undefined. Takes the same time whatever matches. */
+  scopeOf(presented: string): Scope | undefined;
+  readonly size: number;
+}
+
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** Parses the token list; errors name the entry's position, never its token. */
+export function parseTokens(spec: string | undefined): Tokens {
+  const entries = (spec ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  if (entries.length === 0) {
+    throw new Error('EMQ_GATEWAY_TOKENS is empty: set it to a comma-separated list of scope:token (scope admin or producer)');
+  }
+  const known: Array<{ scope: Scope; digest: Buffer }> = [];
+  entries.forEach((entry, i) => {
+    const at = entry.indexOf(':');
+    const scope = entry.slice(0, at);
+    const token = entry.slice(at + 1);
+    if (at < 0 || (scope !== 'admin' && scope !== 'producer')) {
+      throw new Error(`EMQ_GATEWAY_TOKENS entry ${i + 1} must be admin:<token> or producer:<token>`);
+    }
+    if (token.length < 16) throw new Error(`EMQ_GATEWAY_TOKENS entry ${i + 1}: the token is shorter than 16 characters`);
+    known.push({ scope, digest: digest(token) });
+  });
+  return {
+    size: known.length,
+    scopeOf(presented) {
+      const d = digest(presented);
+      let found: Scope | undefined;
+      // no early exit: every token is compared whatever matches
+      for (const k of known) if (timingSafeEqual(d, k.digest) && found === undefined) found = k.scope;
+      return found;
+    },
+  };
+}
