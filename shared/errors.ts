@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'wrong_type'
   | 'server'
   | 'connection'
+  | 'auth'
   | 'protocol';
 
 export class EmqError extends Error {
@@ -74,6 +75,13 @@ export class ServerError extends EmqError {
 export class ConnectionError extends EmqError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('connection', message, options);
+  }
+}
+
+/** The gateway or REST endpoint refused the credentials (401, 403). Fix the token; retrying will not help. */
+export class AuthError extends EmqError {
+  constructor(message: string) {
+    super('auth', message);
   }
 }
 

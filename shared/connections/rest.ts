@@ -1,0 +1,222 @@
+// The REST connection: the Connection seam over Upstash's REST protocol, with fetch only,
+// so it runs on Workers, Node, Deno and Bun. Works against this project's gateway or Upstash.
+//
+// One enqueue is one request: path-style EVALSHA with the payload as the raw request body,
+// so every byte travels as it is. A pipeline is one POST /pipeline of JSON commands; JSON
+// carries text, so a job whose payload is not valid UTF-8 goes in its own path-style request
+// (in order, between the JSON runs) instead: exact either way, never re-encoded.
+// Replies are asked for in base64 (Upstash-Encoding) and decoded to bytes.
+import type { Arg, Connection, Outcome, Reply, ScriptCommand } from '../connection.js';
+import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError } from '../errors.js';
+import { enqueueScript, type Script } from '../scripts.js';
+
+export interface RestOptions {
+  /** The endpoint: the gateway's URL, or an Upstash database's REST URL. */
+  url: string;
+  token: string;
+  /** One request's budget, in ms (each retry gets its own). */
+  timeoutMs?: number;
+  /** Retries after a transport failure or a 502/503/504, for idempotent scripts only. */
+  retries?: number;
+  /** The first retry's delay, in ms; it doubles, with jitter, and honours Retry-After. */
+  backoffMs?: number;
+  /** Scripts safe to send again (each keyed by its job id). */
+  idempotent?: readonly Script[];
+  fetch?: typeof fetch;
+}
+
+const utf8 = new TextEncoder();
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const RETRYABLE = new Set([502, 503, 504]);
+const MAX_RETRY_AFTER_MS = 2_000;
+
+function argsOf(c: ScriptCommand): Arg[] {
+  const head = c.op === 'evalsha' ? ['EVALSHA', c.sha1] : ['EVAL', c.script];
+  return [...head, String(c.keys.length), ...c.keys, ...c.args];
+}
+
+/** The argument as JSON text, or undefined when its bytes are not UTF-8 (JSON cannot carry them). */
+function jsonText(arg: Arg): string | undefined {
+  if (typeof arg === 'string') return arg;
+  try {
+    return strictUtf8.decode(arg);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A path segment: every byte outside the unreserved set percent-escaped. */
+function segment(arg: Arg): string {
+  if (typeof arg === 'string') return encodeURIComponent(arg);
+  let out = '';
+  for (const b of arg) {
+    const c = String.fromCharCode(b);
+    out += /[A-Za-z0-9\-._~]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+function fromBase64(text: string): Uint8Array {
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** Upstash's result, base64 strings decoded to bytes (a plain "OK" status is not base64). */
+function decode(result: unknown): Reply {
+  if (typeof result === 'string') return result === 'OK' ? 'OK' : fromBase64(result);
+  if (Array.isArray(result)) return result.map(decode);
+  if (typeof result === 'number' || result === null) return result;
+  throw new ProtocolError(`unexpected result ${JSON.stringify(result)}`);
+}
+
+function outcomeOf(body: unknown): Outcome {
+  const b = body as { result?: unknown; error?: unknown };
+  if (typeof b?.error === 'string') return { ok: false, error: b.error };
+  if (b && 'result' in b) return { ok: true, value: decode(b.result) };
+  throw new ProtocolError(`unexpected body ${JSON.stringify(body).slice(0, 200)}`);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class RestConnection implements Connection {
+  private readonly base: string;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly backoffMs: number;
+  private readonly shas: Set<string>;
+  private readonly texts: Set<string>;
+  private readonly fetch: typeof fetch;
+
+  constructor({
+    url,
+    token,
+    timeoutMs = 5_000,
+    retries = 2,
+    backoffMs = 50,
+    idempotent = [enqueueScript],
+    fetch: fetchImpl,
+  }: RestOptions) {
+    this.base = url.replace(/\/+$/, '');
+    this.headers = { Authorization: `Bearer ${token}`, 'Upstash-Encoding': 'base64' };
+    this.timeoutMs = timeoutMs;
+    this.retries = retries;
+    this.backoffMs = backoffMs;
+    this.shas = new Set(idempotent.map((s) => s.sha1));
+    this.texts = new Set(idempotent.map((s) => s.text));
+    this.fetch = fetchImpl ?? ((input, init) => fetch(input, init));
+  }
+
+  run(command: ScriptCommand): Promise<Outcome> {
+    return this.single(command);
+  }
+
+  async pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    let run: string[][] = [];
+    let runCommands: ScriptCommand[] = [];
+    const flush = async () => {
+      if (run.length === 0) return;
+      const body = await this.request('/pipeline', JSON.stringify(run), 'application/json', this.safe(runCommands));
+      if (!Array.isArray(body)) throw new ServerError(`REST ${this.base} refused the pipeline: ${JSON.stringify(body).slice(0, 200)}`);
+      if (body.length !== run.length) {
+        throw new ProtocolError(`a pipeline of ${run.length} answered ${body.length} results`);
+      }
+      outcomes.push(...body.map(outcomeOf));
+      run = [];
+      runCommands = [];
+    };
+    for (const c of commands) {
+      const texts = argsOf(c).map(jsonText);
+      if (texts.every((t) => t !== undefined)) {
+        run.push(texts as string[]);
+        runCommands.push(c);
+      } else {
+        await flush();
+        outcomes.push(await this.single(c));
+      }
+    }
+    await flush();
+    return outcomes;
+  }
+
+  async close(): Promise<void> {}
+
+  /** One command in one request: path-style with the last argument as the raw body. */
+  private async single(command: ScriptCommand): Promise<Outcome> {
+    const args = argsOf(command);
+    const last = args[args.length - 1]!;
+    const safe = this.safe([command]);
+    if (last.length === 0) {
+      // an empty last argument cannot be a body (an empty body adds none): send JSON
+      return outcomeOf(await this.request('/', JSON.stringify(args.map((a) => jsonText(a) ?? '')), 'application/json', safe));
+    }
+    const path = '/' + args.slice(0, -1).map(segment).join('/');
+    const body = typeof last === 'string' ? utf8.encode(last) : last;
+    return outcomeOf(await this.request(path, body, 'application/octet-stream', safe));
+  }
+
+  private safe(commands: readonly ScriptCommand[]): boolean {
+    return commands.every((c) => (c.op === 'evalsha' ? this.shas.has(c.sha1) : this.texts.has(c.script)));
+  }
+
+  /** POSTs and parses the JSON answer; retries transport failures and 502/503/504 when `idempotent`. */
+  private async request(path: string, body: string | Uint8Array, type: string, idempotent: boolean): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      const last = !idempotent || attempt >= this.retries;
+      let res: Response;
+      try {
+        res = await this.fetch(this.base + path, {
+          method: 'POST',
+          headers: { ...this.headers, 'Content-Type': type },
+          body: body as NonNullable<RequestInit['body']>,
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
+      } catch (err) {
+        const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
+        if (last) throw new ConnectionError(`REST ${this.base}: ${why}`, { cause: err });
+        await sleep(this.delay(attempt));
+        continue;
+      }
+      if (RETRYABLE.has(res.status) && !last) {
+        await res.body?.cancel();
+        await sleep(this.delay(attempt, res.headers.get('Retry-After')));
+        continue;
+      }
+      return this.parse(res);
+    }
+  }
+
+  private delay(attempt: number, retryAfter?: string | null): number {
+    const asked = retryAfter ? Number(retryAfter) * 1000 : NaN;
+    if (Number.isFinite(asked)) return Math.min(asked, MAX_RETRY_AFTER_MS);
+    const base = this.backoffMs * 2 ** attempt;
+    return base / 2 + Math.random() * base;
+  }
+
+  private async parse(res: Response): Promise<unknown> {
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const message = (body as { error?: unknown })?.error;
+    const said = typeof message === 'string' ? message : text.slice(0, 200);
+    if (res.status === 200 || (res.status === 400 && typeof message === 'string')) {
+      if (body === undefined) throw new ProtocolError(`REST ${this.base} answered non-JSON: ${text.slice(0, 200)}`);
+      return body;
+    }
+    if (res.status === 401 || res.status === 403) throw new AuthError(`REST ${this.base} refused the token (${res.status}): ${said}`);
+    if (res.status === 413) throw new InvalidPayloadError(`REST ${this.base}: the request is too large (413): ${said}`);
+    if (RETRYABLE.has(res.status)) throw new ConnectionError(`REST ${this.base} answered ${res.status}: ${said}`);
+    throw new ServerError(`REST ${this.base} answered ${res.status}: ${said}`);
+  }
+}
+
+export function connectRest(options: RestOptions): RestConnection {
+  return new RestConnection(options);
+}
