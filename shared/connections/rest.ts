@@ -31,7 +31,8 @@ const RETRYABLE = new Set([502, 503, 504]);
 const MAX_RETRY_AFTER_MS = 2_000;
 
 function argsOf(c: ScriptCommand): Arg[] {
-  const head = c.op === 'evalsha' ? ['EVALSHA', c.sha1] : ['EVAL', c.script];
+  // lowercase, as Upstash's path-style examples are: /evalsha/<sha>/...
+  const head = c.op === 'evalsha' ? ['evalsha', c.sha1] : ['eval', c.script];
   return [...head, String(c.keys.length), ...c.keys, ...c.args];
 }
 

@@ -1,0 +1,149 @@
+// The REST connection's own duties, against the real gateway over real HTTP: one request
+// per enqueue, one per batch, bytes JSON cannot carry, timeouts and bounded retries.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectRest } from '../shared/connections/rest.js';
+import { AuthError, ConnectionError, enqueue, enqueueMany, mintId } from '../shared/index.js';
+import { startServer } from '../scripts/valkey.js';
+import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+
+/** fetch, recording each request's method and path. */
+function recording() {
+  const seen: string[] = [];
+  const f: typeof fetch = (input, init) => {
+    seen.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname.split('/').slice(0, 2).join('/')}`);
+    return fetch(input, init);
+  };
+  return { seen, fetch: f };
+}
+
+describe('REST connection', () => {
+  const valkeyUrl = inject('servers')[0]!.url;
+  let gateway: GatewayProcess;
+  let admin: Admin;
+  beforeAll(async () => {
+    gateway = await startGatewayProcess(valkeyUrl);
+    admin = await connectAdmin(valkeyUrl);
+  });
+  afterAll(async () => {
+    admin?.close();
+    expect(await gateway?.stop()).toBe(0);
+  });
+
+  it('one enqueue is one HTTP request; after SCRIPT FLUSH, two', async () => {
+    const rec = recording();
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch });
+    const q = freshQueue();
+    await enqueue(rest, q, mintId(), 'warm');
+    rec.seen.length = 0;
+    await enqueue(rest, q, mintId(), 'steady');
+    expect(rec.seen).toEqual(['POST /evalsha']);
+    await admin.call('SCRIPT', 'FLUSH');
+    rec.seen.length = 0;
+    await enqueue(rest, q, mintId(), 'after flush');
+    expect(rec.seen).toEqual(['POST /evalsha', 'POST /eval']);
+  });
+
+  it('enqueueMany is one /pipeline request', async () => {
+    const rec = recording();
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch });
+    const q = freshQueue();
+    await enqueue(rest, q, mintId(), 'warm');
+    rec.seen.length = 0;
+    const jobs = Array.from({ length: 500 }, (_, i) => ({ id: mintId(), payload: `job ${i} ✓` }));
+    const results = await enqueueMany(rest, q, jobs);
+    expect(rec.seen).toEqual(['POST /pipeline']);
+    expect(results.every((r) => r.verdict === 'enqueued')).toBe(true);
+    expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(501);
+  });
+
+  it('a batch with payloads that are not UTF-8 stores every byte, in order, sending those jobs path-style', async () => {
+    const rec = recording();
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch });
+    const q = freshQueue();
+    await enqueue(rest, q, mintId(), 'warm');
+    const binary = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const id = mintId();
+    const jobs = [
+      { id: mintId(), payload: 'text' },
+      { id, payload: binary },
+      { id, payload: 'same id again, after the binary one' },
+      { id: mintId(), payload: new Uint8Array([0xff]) },
+      { id: mintId(), payload: new Uint8Array(0) },
+    ];
+    rec.seen.length = 0;
+    const results = await enqueueMany(rest, q, jobs);
+    expect(results.map((r) => r.verdict)).toEqual(['enqueued', 'enqueued', 'duplicate', 'enqueued', 'enqueued']);
+    expect(rec.seen).toEqual(['POST /pipeline', 'POST /evalsha', 'POST /pipeline', 'POST /evalsha', 'POST /pipeline']);
+    for (const [i, job] of jobs.entries()) {
+      if (i === 2) continue;
+      const stored = (await admin.call('HGET', `emq:{${q}}:job:${job.id}`, 'payload')) as Buffer;
+      const want = typeof job.payload === 'string' ? Buffer.from(job.payload) : Buffer.from(job.payload);
+      expect(Buffer.compare(Buffer.from(stored ?? []), want), `job ${i}`).toBe(0);
+    }
+  });
+
+  it('a wrong token: AuthError at once, no retries', async () => {
+    const rec = recording();
+    const rest = connectRest({ url: gateway.url, token: 'not-a-token', fetch: rec.fetch });
+    const q = freshQueue();
+    await expect(enqueue(rest, q, mintId(), 'x')).rejects.toBeInstanceOf(AuthError);
+    expect(rec.seen).toHaveLength(1);
+    expect(await admin.footprint(q)).toEqual({});
+  });
+
+  it('Valkey down behind the gateway: 503s are retried a bounded number of times, then ConnectionError', { timeout: 30_000 }, async () => {
+    const down = await startServer();
+    await down.stop();
+    const gw = await startGatewayProcess(down.url, { EMQ_GATEWAY_TIMEOUT_MS: '500' });
+    try {
+      const rec = recording();
+      const rest = connectRest({ url: gw.url, token: gw.producer, retries: 2, backoffMs: 10, fetch: rec.fetch });
+      const error = await enqueue(rest, 'q', mintId(), 'x').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect((error as Error).message).toMatch(/503/);
+      expect(rec.seen).toEqual(['POST /evalsha', 'POST /evalsha', 'POST /evalsha']);
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  });
+
+  it('only this project\'s scripts are retried: another script gets one try', { timeout: 30_000 }, async () => {
+    const down = await startServer();
+    await down.stop();
+    const gw = await startGatewayProcess(down.url, { EMQ_GATEWAY_TIMEOUT_MS: '500' });
+    try {
+      const rec = recording();
+      const rest = connectRest({ url: gw.url, token: gw.admin, retries: 2, backoffMs: 10, fetch: rec.fetch });
+      await expect(rest.run({ op: 'eval', script: 'return 1', keys: [], args: ['x'] })).rejects.toBeInstanceOf(ConnectionError);
+      expect(rec.seen).toHaveLength(1);
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  });
+
+  describe('an endpoint that never answers', () => {
+    let silent: Server;
+    let url: string;
+    beforeAll(async () => {
+      silent = createServer(() => {}); // holds every request open
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+      url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
+    });
+
+    it('times out through AbortSignal with ConnectionError, after its bounded retries', { timeout: 10_000 }, async () => {
+      const rec = recording();
+      const rest = connectRest({ url, token: 't', timeoutMs: 200, retries: 1, backoffMs: 10, fetch: rec.fetch });
+      const error = await enqueue(rest, 'q', mintId(), 'x').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect((error as Error).message).toMatch(/no answer within 200 ms/);
+      expect(rec.seen).toHaveLength(2);
+    });
+  });
+});
