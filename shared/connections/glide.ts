@@ -64,9 +64,12 @@ function isReplyError(err: unknown): err is RequestError {
   );
 }
 
-// glide rewords error replies: "-NOSCRIPT No matching script" arrives as "An error was
-// signalled by the server: - NoScriptError: No matching script.", "-EMQKIND job..." as
-// "EMQKIND: job...". Callers (and the gateway's clients) expect the server's own words.
+// glide rewords error replies. Replies with a known code arrive as "An error was signalled
+// by the server: - <Kind>: <rest>" (NoScriptError for NOSCRIPT, ResponseError for ERR...);
+// any other reply as "<first word>: <rest>" ("-EMQKIND job..." → "EMQKIND: job..."). Callers,
+// and the gateway's clients, expect the server's own words, so the rewording is undone.
+// (One case cannot be: a one-word reply such as "-OOPS" arrives as "ResponseError: OOPS",
+// just like "-ERR OOPS".)
 const GLIDE_KINDS: Record<string, string> = {
   ResponseError: 'ERR',
   NoScriptError: 'NOSCRIPT',
@@ -84,11 +87,10 @@ const GLIDE_KINDS: Record<string, string> = {
 
 /** The error reply as the server worded it. */
 export function serverWording(message: string): string {
-  const text = message.replace(/^An error was signalled by the server: - /, '');
-  const m = /^([A-Za-z][A-Za-z0-9_]*): ?/.exec(text);
-  if (!m) return text;
-  const code = GLIDE_KINDS[m[1]!] ?? (/^[A-Z0-9_]+$/.test(m[1]!) ? m[1]! : undefined);
-  return code === undefined ? text : `${code} ${text.slice(m[0].length)}`;
+  const known = /^An error was signalled by the server: - ([A-Za-z]+): ([^]*)$/.exec(message);
+  if (known) return `${GLIDE_KINDS[known[1]!] ?? known[1]} ${known[2]}`;
+  const other = /^(\S*): ([^]*)$/.exec(message);
+  return other ? `${other[1]} ${other[2]}` : message;
 }
 
 /**
