@@ -29,7 +29,8 @@ export interface GatewayOptions {
   draining?: () => boolean;
 }
 
-type Env = { Variables: { scope: Scope } };
+// @hono/node-server passes the Node request as env.incoming: its url is the target exactly as sent
+type Env = { Variables: { scope: Scope }; Bindings: { incoming?: { url?: string } } };
 
 const json = (c: Context, body: unknown, status: 200 | 400 | 401 | 403 | 404 | 405 | 413 | 503 = 200) => c.json(body, status);
 
@@ -64,6 +65,8 @@ export function createGateway({
       return unavailable(c, 'the gateway is shutting down');
     }
     await next();
+    // a request that was in flight when draining began: its client must not reuse the socket
+    if (draining()) c.res.headers.set('Connection', 'close');
   });
 
   app.get('/healthz', (c) => json(c, { status: 'ok' }));
@@ -74,7 +77,8 @@ export function createGateway({
 
   app.use('*', async (c, next) => {
     const header = c.req.header('Authorization');
-    const presented = header?.startsWith('Bearer ') ? header.slice(7).trim() : c.req.query('_token');
+    const bearer = header && /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+    const presented = bearer || c.req.query('_token');
     const scope = presented ? tokens.scopeOf(presented) : undefined;
     if (!scope) return json(c, { error: 'Unauthorized: send Authorization: Bearer <token>' }, 401);
     c.set('scope', scope);
@@ -88,6 +92,11 @@ export function createGateway({
       onError: (c) => json(c, { error: `ERR the request body is larger than ${maxBodyBytes} bytes` }, 413),
     }),
   );
+
+  const notAllowed = (c: Context) => {
+    c.header('Allow', 'GET, POST');
+    return json(c, { error: `ERR method ${c.req.raw.method} is not allowed; use GET or POST` }, 405);
+  };
 
   const base64 = (c: Context) => c.req.header('Upstash-Encoding')?.toLowerCase() === 'base64';
 
@@ -128,14 +137,16 @@ export function createGateway({
     return json(c, outcomes.map((o) => bodyOf(o, base64(c))));
   });
 
-  // the path as sent: Hono's c.req.path is partly decoded, and %FF must stay a byte
-  const rawPath = (c: Context) => new URL(c.req.url).pathname;
-  app.get('/*', (c) => single(c, pathCommand(rawPath(c), undefined)));
-  app.post('/*', async (c) => single(c, pathCommand(rawPath(c), new Uint8Array(await c.req.arrayBuffer()))));
-  app.all('/*', (c) => {
-    c.header('Allow', 'GET, POST');
-    return json(c, { error: `ERR method ${c.req.method} is not allowed; use GET or POST` }, 405);
+  // The path as sent: Hono's c.req.path is partly decoded (and %FF must stay a byte), and the
+  // Request's URL has dot segments resolved (so %2E%2E would drop an argument).
+  const rawPath = (c: Context<Env>) => (c.env?.incoming?.url ?? new URL(c.req.url).pathname).split('?')[0]!;
+  app.get('/*', (c) => {
+    // Hono serves HEAD from the GET routes, which would run the command
+    if (c.req.raw.method === 'HEAD') return notAllowed(c);
+    return single(c, pathCommand(rawPath(c), undefined));
   });
+  app.post('/*', async (c) => single(c, pathCommand(rawPath(c), new Uint8Array(await c.req.arrayBuffer()))));
+  app.all('/*', notAllowed);
 
   return app;
 }

@@ -36,7 +36,7 @@ export function createPolicy(scripts: readonly Script[]): Policy {
       if (name === 'PING') return undefined;
       if (name === 'EVALSHA') {
         const sha = args[1];
-        const hex = typeof sha === 'string' ? sha.toLowerCase() : '';
+        const hex = (typeof sha === 'string' ? sha : sha === undefined ? '' : new TextDecoder().decode(sha)).toLowerCase();
         if (shas.has(hex)) return undefined;
         return [403, 'a producer token may run EVALSHA only of this project\'s scripts'];
       }

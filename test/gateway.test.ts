@@ -1,0 +1,828 @@
+// The REST gateway, as the real process (`emq gateway`), over real HTTP, in front of a
+// real server private to this file: every refusal is checked against the whole keyspace.
+import { randomBytes } from 'node:crypto';
+import { Agent, request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../scripts/valkey.js';
+import { mintId } from '../shared/ids.js';
+import { enqueueScript } from '../shared/scripts.js';
+import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+
+// ---------------------------------------------------------------- helpers
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+interface CallOptions {
+  token?: string | undefined;
+  method?: string | undefined;
+  body?: string | Uint8Array | undefined;
+  headers?: Record<string, string> | undefined;
+}
+
+async function call(gw: GatewayProcess, path: string, { token, method = 'GET', body, headers = {} }: CallOptions = {}): Promise<Answer> {
+  const res = await fetch(gw.url + path, {
+    method,
+    ...(body === undefined ? {} : { body: body as NonNullable<RequestInit['body']> }),
+    headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers },
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** One JSON command: POST / ["CMD", ...]. */
+const command = (gw: GatewayProcess, token: string | undefined, args: unknown[]) =>
+  call(gw, '/', { token, method: 'POST', body: JSON.stringify(args), headers: { 'Content-Type': 'application/json' } });
+
+const keysOf = (q: string, id: string) => [`emq:{${q}}:job:${id}`, `emq:{${q}}:pending`];
+
+/** The path of a path-style EVALSHA of the enqueue script; the payload goes in the POST body. */
+const evalshaPath = (q: string, id: string) =>
+  `/evalsha/${enqueueScript.sha1}/2/${keysOf(q, id).map(encodeURIComponent).join('/')}/${encodeURIComponent(id)}`;
+
+/** EVAL of the enqueue script's exact text, as a JSON command. */
+const evalEnqueue = (q: string, id: string, payload: string) => ['EVAL', enqueueScript.text, 2, ...keysOf(q, id), id, payload];
+
+/** Every byte percent-escaped except RFC 3986's unreserved characters. */
+const percentBytes = (bytes: Uint8Array) =>
+  Array.from(bytes, (b) =>
+    /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) && b < 0x80
+      ? String.fromCharCode(b)
+      : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+  ).join('');
+
+/** The whole keyspace: every key (as hex) with its DUMP and absolute expiry (EXPIRETIME), and DBSIZE. */
+async function snapshot(admin: Admin) {
+  const keys = (await admin.call('KEYS', '*')) as Buffer[];
+  const entries: Record<string, string> = {};
+  for (const k of keys) {
+    const dump = (await admin.call('DUMP', k)) as Buffer;
+    const expiry = await admin.call('PEXPIRETIME', k);
+    entries[k.toString('hex')] = `${dump.toString('hex')} expires=${String(expiry)}`;
+  }
+  return { dbsize: Number(await admin.call('DBSIZE')), entries };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** True when a TCP connect to the port is refused. */
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ host: '127.0.0.1', port });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(false);
+    });
+    sock.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+const portOf = (gw: GatewayProcess) => Number(new URL(gw.url).port);
+
+async function readAll(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Seeds a few keys of every type, so a flush, a delete or an overwrite would show. */
+async function seed(admin: Admin) {
+  await admin.call('SET', 'seed:str', 'hello');
+  await admin.call('SET', Buffer.from('seed:bin'), Buffer.from([0, 0xff, 0x80, 10]));
+  await admin.call('HSET', 'seed:hash', 'a', '1', 'b', '2');
+  await admin.call('RPUSH', 'seed:list', 'x', 'y', 'z');
+  await admin.call('ZADD', 'seed:zset', '1', 'one', '2', 'two');
+  await admin.call('SADD', 'seed:set', 'm1', 'm2');
+  await admin.call('SET', 'seed:ttl', 'v', 'EX', '3600');
+}
+
+// ---------------------------------------------------------------- the main gateway
+
+describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_MAX_PIPELINE=10)', () => {
+  const MAX_BODY = 1024 * 1024;
+  const MAX_PIPELINE = 10;
+  let server: RunningServer;
+  let admin: Admin;
+  let gw: GatewayProcess;
+
+  beforeAll(async () => {
+    server = await startServer();
+    admin = await connectAdmin(server.url);
+    gw = await startGatewayProcess(server.url, {
+      EMQ_GATEWAY_MAX_BODY: String(MAX_BODY),
+      EMQ_GATEWAY_MAX_PIPELINE: String(MAX_PIPELINE),
+    });
+    await seed(admin);
+    // one job already there, enqueued the way a producer would
+    const q = freshQueue('seed');
+    const id = mintId();
+    expect((await command(gw, gw.producer, evalEnqueue(q, id, 'seeded'))).json).toEqual({ result: 1 });
+  });
+  afterAll(async () => {
+    const code = await gw?.stop();
+    admin?.close();
+    await server?.stop();
+    expect(code).toBe(0);
+  });
+
+  // ---- 7. probes
+  describe('probes', () => {
+    it('GET /healthz answers 200 without a token', async () => {
+      const r = await call(gw, '/healthz');
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ status: 'ok' });
+    });
+
+    it('GET /readyz answers 200 without a token while Valkey is up', async () => {
+      const r = await call(gw, '/readyz');
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ status: 'ready' });
+    });
+  });
+
+  // ---- 1. tokens
+  describe('tokens', () => {
+    it('no token, a wrong token, an empty Bearer, a wrong ?_token=: 401 each, and nothing written', async () => {
+      const before = await snapshot(admin);
+      const wrongs: CallOptions[] = [
+        {},
+        { headers: { Authorization: `Bearer ${gw.admin}x` } },
+        { headers: { Authorization: `Bearer ${gw.admin.slice(0, -1)}` } },
+        { headers: { Authorization: `Bearer ${gw.producer.toUpperCase()}` } },
+        { headers: { Authorization: 'Bearer ' } },
+        { headers: { Authorization: gw.admin } }, // the token without the Bearer scheme
+        { headers: { Authorization: `Basic ${Buffer.from(`x:${gw.admin}`).toString('base64')}` } },
+      ];
+      for (const opts of wrongs) {
+        const r = await call(gw, '/', { ...opts, method: 'POST', body: JSON.stringify(['SET', 'auth:k', 'v']) });
+        expect(r.status, JSON.stringify(opts)).toBe(401);
+        expect(r.json).toHaveProperty('error');
+        expect(r.text).not.toContain(gw.admin);
+      }
+      for (const path of ['/set/auth:k/v', `/set/auth:k/v?_token=${gw.admin}x`, '/set/auth:k/v?_token=']) {
+        expect((await call(gw, path)).status, path).toBe(401);
+        expect((await call(gw, path, { method: 'POST', body: 'v' })).status, path).toBe(401);
+      }
+      const pipeline = await call(gw, '/pipeline', { method: 'POST', body: JSON.stringify([['SET', 'auth:k', 'v']]) });
+      expect(pipeline.status).toBe(401);
+      const multi = await call(gw, '/multi-exec', { method: 'POST', body: JSON.stringify([['SET', 'auth:k', 'v']]) });
+      expect(multi.status).toBe(401);
+      expect(await snapshot(admin)).toEqual(before);
+    });
+
+    it('a token via ?_token= works (and writes, so the 401s above were refusals)', async () => {
+      const r = await call(gw, `/set/auth:q/via-query?_token=${encodeURIComponent(gw.admin)}`);
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ result: 'OK' });
+      expect(String(await admin.text('GET', 'auth:q'))).toBe('via-query');
+      const ping = await call(gw, `/ping?_token=${encodeURIComponent(gw.producer)}`);
+      expect(ping.status).toBe(200);
+      expect(ping.json).toEqual({ result: 'PONG' });
+    });
+
+    it('a token via Authorization: Bearer works', async () => {
+      const r = await command(gw, gw.admin, ['SET', 'auth:b', 'via-bearer']);
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ result: 'OK' });
+      expect(String(await admin.text('GET', 'auth:b'))).toBe('via-bearer');
+      const get = await call(gw, '/get/auth:b', { token: gw.admin });
+      expect(get.json).toEqual({ result: 'via-bearer' });
+      const ping = await command(gw, gw.producer, ['PING']);
+      expect(ping.status).toBe(200);
+      expect(ping.json).toEqual({ result: 'PONG' });
+    });
+  });
+
+  // ---- 2. the producer scope
+  describe('producer scope', () => {
+    const mutated = enqueueScript.text.replace('admit one job', 'admit one jab'); // one byte, still valid Lua
+    const writer = "redis.call('SET', KEYS[1], 'pwned') return 1";
+    let writerSha: string;
+    beforeAll(async () => {
+      expect(mutated).not.toBe(enqueueScript.text);
+      expect(mutated.length).toBe(enqueueScript.text.length);
+      // a script the server knows, so EVALSHA of it would really run if let through
+      writerSha = String(await admin.text('SCRIPT', 'LOAD', writer));
+      await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+    });
+
+    const forbidden: Array<[string, (q: string, id: string) => unknown[]]> = [
+      ['FLUSHALL', () => ['FLUSHALL']],
+      ['FLUSHDB', () => ['FLUSHDB']],
+      ['CONFIG SET', () => ['CONFIG', 'SET', 'maxmemory', '12345']],
+      ['KEYS', () => ['KEYS', '*']],
+      ['DEL', () => ['DEL', 'seed:str', 'seed:hash']],
+      ['SET', () => ['SET', 'seed:str', 'overwritten']],
+      ['SCRIPT FLUSH', () => ['SCRIPT', 'FLUSH']],
+      ['EVAL of the enqueue text with one byte changed', (q, id) => ['EVAL', mutated, 2, ...keysOf(q, id), id, 'x']],
+      ['EVAL of the enqueue text plus a trailing newline', (q, id) => ['EVAL', enqueueScript.text + '\n', 2, ...keysOf(q, id), id, 'x']],
+      ['EVAL of the enqueue text minus its last byte', (q, id) => ['EVAL', enqueueScript.text.slice(0, -1), 2, ...keysOf(q, id), id, 'x']],
+      ['EVAL of return 1', () => ['EVAL', 'return 1', 0]],
+      ['EVAL of a script that writes', () => ['EVAL', writer, 1, 'pwned']],
+      ['EVAL_RO of the enqueue text', (q, id) => ['EVAL_RO', enqueueScript.text, 2, ...keysOf(q, id), id, 'x']],
+      ['EVALSHA of an unknown sha', (q, id) => ['EVALSHA', randomBytes(20).toString('hex'), 2, ...keysOf(q, id), id, 'x']],
+      ['EVALSHA of a script the server has loaded', () => ['EVALSHA', writerSha, 1, 'pwned']],
+      ['EVALSHA_RO of the enqueue sha', (q, id) => ['EVALSHA_RO', enqueueScript.sha1, 2, ...keysOf(q, id), id, 'x']],
+      ['FCALL', () => ['FCALL', 'f', 0]],
+    ];
+
+    it.each(forbidden)('POST / %s → 403, and the database is unchanged', async (_, argsOf) => {
+      const q = freshQueue('forbid');
+      const id = mintId();
+      const configBefore = await admin.call('CONFIG', 'GET', 'maxmemory');
+      const before = await snapshot(admin);
+      const r = await command(gw, gw.producer, argsOf(q, id));
+      expect(r.status).toBe(403);
+      expect(r.json).toHaveProperty('error');
+      expect(await snapshot(admin)).toEqual(before);
+      expect(await admin.footprint(q)).toEqual({});
+      expect(await admin.call('EXISTS', 'pwned')).toBe(0);
+      expect(await admin.call('CONFIG', 'GET', 'maxmemory')).toEqual(configBefore);
+      expect(Number(await admin.call('SCRIPT', 'EXISTS', enqueueScript.sha1).then((r) => (r as unknown[])[0]))).toBe(1);
+    });
+
+    it('the refused scripts are real: an admin token runs them and they write', async () => {
+      const q = freshQueue('control');
+      const id = mintId();
+      const r = await command(gw, gw.admin, ['EVAL', mutated, 2, ...keysOf(q, id), id, 'x']);
+      expect(r.json).toEqual({ result: 1 });
+      expect(Object.keys(await admin.footprint(q))).toHaveLength(2);
+      expect((await command(gw, gw.admin, ['EVALSHA', writerSha, 1, 'pwned'])).json).toEqual({ result: 1 });
+      expect(await admin.call('EXISTS', 'pwned')).toBe(1);
+      await admin.call('DEL', 'pwned', ...keysOf(q, id));
+    });
+
+    it('path-style forbidden commands (any case, percent-escaped names, POST bodies) → 403, database unchanged', async () => {
+      const before = await snapshot(admin);
+      const cases: Array<[string, string, string?]> = [
+        ['GET', '/flushall'],
+        ['GET', '/FlushDB'],
+        ['GET', '/%46LUSHALL'],
+        ['POST', '/flushall', 'ASYNC'],
+        ['GET', '/config/set/maxmemory/12345'],
+        ['GET', '/keys/*'],
+        ['GET', '/del/seed:str'],
+        ['POST', '/set/seed:str', 'overwritten'],
+        ['GET', '/set/seed:str/overwritten'],
+        ['GET', `/evalsha/${writerSha}/1/pwned`],
+        ['GET', `/evalsha/${writerSha.toUpperCase()}/1/pwned`],
+        ['POST', `/eval/${encodeURIComponent(writer)}/1`, 'pwned'],
+        ['GET', '/pipeline'],
+      ];
+      for (const [method, path, body] of cases) {
+        const r = await call(gw, path, { token: gw.producer, method, body });
+        expect(r.status, `${method} ${path}`).toBe(403);
+      }
+      expect(await snapshot(admin)).toEqual(before);
+      expect(await admin.call('EXISTS', 'pwned')).toBe(0);
+    });
+
+    const pipelines: Array<[string, (q: string, id: string) => unknown[][]]> = [
+      ['the forbidden command last', (q, id) => [evalEnqueue(q, id, 'p'), ['PING'], ['SET', 'pipe:k', 'v']]],
+      ['the forbidden command first', (q, id) => [['FLUSHALL'], evalEnqueue(q, id, 'p'), ['PING']]],
+      ['a changed script in the middle', (q, id) => [evalEnqueue(q, id, 'p'), ['EVAL', mutated, 2, ...keysOf(q, `${id}1`), `${id}1`, 'x'], ['PING']]],
+      ['an EVALSHA of a loaded writer', (q, id) => [['EVALSHA', enqueueScript.sha1, 2, ...keysOf(q, id), id, 'p'], ['EVALSHA', writerSha, 1, 'pwned']]],
+    ];
+
+    for (const route of ['/pipeline', '/multi-exec']) {
+      it.each(pipelines)(`${route} with %s → 403 and none of its commands ran`, async (_, commandsOf) => {
+        const q = freshQueue('pipe');
+        const id = mintId();
+        await admin.call('CONFIG', 'RESETSTAT');
+        const before = await snapshot(admin);
+        const r = await call(gw, route, { token: gw.producer, method: 'POST', body: JSON.stringify(commandsOf(q, id)) });
+        expect(r.status).toBe(403);
+        expect(r.json).toHaveProperty('error');
+        expect(await snapshot(admin)).toEqual(before);
+        expect(await admin.footprint(q)).toEqual({});
+        expect(await admin.call('EXISTS', 'pwned')).toBe(0);
+        for (const c of ['eval', 'evalsha', 'ping', 'set', 'flushall', 'multi', 'exec']) {
+          expect(await admin.calls(c), `calls of ${c}`).toBe(0);
+        }
+      });
+    }
+
+    it('a producer may PING (JSON and path-style)', async () => {
+      expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
+      expect(await call(gw, '/ping', { token: gw.producer })).toMatchObject({ status: 200, json: { result: 'PONG' } });
+      expect(await call(gw, '/PING/hello', { token: gw.producer })).toMatchObject({ status: 200, json: { result: 'hello' } });
+    });
+
+    it('a producer may EVAL the enqueue text exactly (JSON POST /), and EVALSHA its sha path-style', async () => {
+      await admin.call('SCRIPT', 'FLUSH');
+      const q = freshQueue('allow');
+      const first = mintId();
+      // on a cold script cache the sha is unknown to the server: NOSCRIPT, nothing written
+      const cold = await call(gw, evalshaPath(q, first), { token: gw.producer, method: 'POST', body: 'by-sha' });
+      expect(cold.status).toBe(400);
+      expect(cold.json.error).toMatch(/^NOSCRIPT/);
+      expect(await admin.footprint(q)).toEqual({});
+
+      const byText = await command(gw, gw.producer, evalEnqueue(q, first, 'by-text'));
+      expect(byText.status).toBe(200);
+      expect(byText.json).toEqual({ result: 1 });
+      const row1 = await admin.hgetall(keysOf(q, first)[0]!);
+      expect(row1.payload!.toString()).toBe('by-text');
+      expect(row1.state!.toString()).toBe('pending');
+
+      const second = mintId();
+      const bySha = await call(gw, evalshaPath(q, second), { token: gw.producer, method: 'POST', body: 'by-sha' });
+      expect(bySha.status).toBe(200);
+      expect(bySha.json).toEqual({ result: 1 });
+      const row2 = await admin.hgetall(keysOf(q, second)[0]!);
+      expect(Object.keys(row2).sort()).toEqual(['attempts', 'payload', 'state']);
+      expect(row2.payload!.toString()).toBe('by-sha');
+
+      // the same id again: a duplicate, nothing changes
+      const again = await call(gw, evalshaPath(q, second), { token: gw.producer, method: 'POST', body: 'other' });
+      expect(again.json).toEqual({ result: 0 });
+      expect((await admin.hgetall(keysOf(q, second)[0]!)).payload!.toString()).toBe('by-sha');
+
+      // upper-case sha, JSON EVALSHA, and the script's own refusals come back as 400 errors
+      const third = mintId();
+      const upper = await command(gw, gw.producer, ['EVALSHA', enqueueScript.sha1.toUpperCase(), 2, ...keysOf(q, third), third, 'u']);
+      expect(upper).toMatchObject({ status: 200, json: { result: 1 } });
+      const layout = await command(gw, gw.producer, ['EVALSHA', enqueueScript.sha1, 2, keysOf(q, mintId())[0], keysOf(q, third)[1], mintId(), 'x']);
+      expect(layout.status).toBe(400);
+      expect(layout.json.error).toMatch(/^EMQLAYOUT/);
+
+      expect(await admin.footprint(q)).toEqual({
+        [keysOf(q, first)[0]!]: 'hash',
+        [keysOf(q, second)[0]!]: 'hash',
+        [keysOf(q, third)[0]!]: 'hash',
+        [`emq:{${q}}:pending`]: 'zset',
+      });
+    });
+
+    it('a producer pipeline and transaction of allowed commands run', async () => {
+      const q = freshQueue('allowpipe');
+      const [a, b, c] = [mintId(), mintId(), mintId()];
+      const p = await call(gw, '/pipeline', {
+        token: gw.producer,
+        method: 'POST',
+        body: JSON.stringify([['PING'], evalEnqueue(q, a, 'A'), ['EVALSHA', enqueueScript.sha1, 2, ...keysOf(q, b), b, 'B']]),
+      });
+      expect(p.status).toBe(200);
+      expect(p.json).toEqual([{ result: 'PONG' }, { result: 1 }, { result: 1 }]);
+      const m = await call(gw, '/multi-exec', { token: gw.producer, method: 'POST', body: JSON.stringify([evalEnqueue(q, c, 'C'), ['PING']]) });
+      expect(m.status).toBe(200);
+      expect(m.json).toEqual([{ result: 1 }, { result: 'PONG' }]);
+      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(3);
+    });
+  });
+
+  // ---- 3. bytes
+  describe('bytes', () => {
+    beforeAll(async () => {
+      await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+    });
+
+    it('all 256 byte values as a raw path-style EVALSHA body are stored byte-exact', async () => {
+      const q = freshQueue('bytes');
+      const id = mintId();
+      const payload = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+      const r = await call(gw, evalshaPath(q, id), { token: gw.producer, method: 'POST', body: payload });
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ result: 1 });
+      const stored = (await admin.call('HGET', keysOf(q, id)[0]!, 'payload')) as Buffer;
+      expect(Buffer.isBuffer(stored)).toBe(true);
+      expect(stored.equals(payload)).toBe(true);
+
+      // and back out: base64 exactly, or refused (not mangled) without Upstash-Encoding
+      const path = `/hget/${encodeURIComponent(keysOf(q, id)[0]!)}/payload`;
+      const b64 = await call(gw, path, { token: gw.admin, headers: { 'Upstash-Encoding': 'base64' } });
+      expect(b64.status).toBe(200);
+      expect(Buffer.from(b64.json.result, 'base64').equals(payload)).toBe(true);
+      const plain = await call(gw, path, { token: gw.admin });
+      expect(plain.status).toBe(400);
+      expect(plain.json.error).toMatch(/UTF-8/);
+    });
+
+    it('a 2 KiB payload of NULs and invalid UTF-8 is stored byte-exact', async () => {
+      const q = freshQueue('bytes');
+      const id = mintId();
+      const payload = Buffer.concat([Buffer.alloc(1000, 0), Buffer.from([0xc3, 0x28, 0xed, 0xa0, 0x80, 0xff]), Buffer.alloc(1000, 0xfe)]);
+      const r = await call(gw, evalshaPath(q, id), { token: gw.producer, method: 'POST', body: payload });
+      expect(r.json).toEqual({ result: 1 });
+      const stored = (await admin.call('HGET', keysOf(q, id)[0]!, 'payload')) as Buffer;
+      expect(stored.equals(payload)).toBe(true);
+    });
+
+    it('a key segment with %FF reaches Valkey as the byte 0xFF', async () => {
+      const q = Buffer.concat([Buffer.from(freshQueue('ff')), Buffer.from([0xff])]);
+      const id = mintId();
+      const row = Buffer.concat([Buffer.from('emq:{'), q, Buffer.from(`}:job:${id}`)]);
+      const pending = Buffer.concat([Buffer.from('emq:{'), q, Buffer.from('}:pending')]);
+      const path = `/evalsha/${enqueueScript.sha1}/2/${percentBytes(row)}/${percentBytes(pending)}/${id}`;
+      expect(path).toContain('%FF');
+      const r = await call(gw, path, { token: gw.producer, method: 'POST', body: 'ff' });
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ result: 1 });
+      expect(await admin.call('EXISTS', row)).toBe(1);
+      expect(((await admin.call('HGET', row, 'payload')) as Buffer).toString()).toBe('ff');
+      const found = (await admin.call('KEYS', Buffer.concat([Buffer.from('emq:{'), q.subarray(0, -1), Buffer.from('*')]))) as Buffer[];
+      expect(found.map((k) => k.toString('hex')).sort()).toEqual([row.toString('hex'), pending.toString('hex')].sort());
+    });
+
+    it('a key of every byte but braces, percent-escaped (%2F, %25, %00 included), arrives exactly', async () => {
+      const bytes = Array.from({ length: 256 }, (_, i) => i).filter((b) => b !== 0x7b && b !== 0x7d);
+      const q = Buffer.from(bytes);
+      const id = mintId();
+      const row = Buffer.concat([Buffer.from('emq:{'), q, Buffer.from(`}:job:${id}`)]);
+      const pending = Buffer.concat([Buffer.from('emq:{'), q, Buffer.from('}:pending')]);
+      const path = `/evalsha/${enqueueScript.sha1}/2/${percentBytes(row)}/${percentBytes(pending)}/${id}`;
+      const r = await call(gw, path, { token: gw.producer, method: 'POST', body: 'all' });
+      expect(r.json).toEqual({ result: 1 });
+      expect(await admin.call('EXISTS', row)).toBe(1);
+      expect(Number(await admin.call('ZCARD', pending))).toBe(1);
+    });
+  });
+
+  // ---- 4. limits and malformed requests
+  describe('limits', () => {
+    it(
+      'a chunked body growing past EMQ_GATEWAY_MAX_BODY is answered 413 while the client is still writing, and nothing is written',
+      async () => {
+        const q = freshQueue('big');
+        const id = mintId();
+        const before = await snapshot(admin);
+        const TOTAL = 16 * 1024 * 1024;
+        const CHUNK = Buffer.alloc(64 * 1024, 0x61);
+        const url = new URL(gw.url + evalshaPath(q, id));
+        const outcome = await new Promise<{ status: number; written: number; body: string; finished: boolean }>((resolve, reject) => {
+          let written = 0;
+          let finished = false;
+          let timer: NodeJS.Timeout | undefined;
+          const req = request(
+            url,
+            { method: 'POST', agent: false, headers: { Authorization: `Bearer ${gw.producer}`, 'Transfer-Encoding': 'chunked' } },
+            (res) => {
+              const at = written;
+              clearInterval(timer);
+              readAll(res).then(
+                (body) => {
+                  req.destroy();
+                  resolve({ status: res.statusCode!, written: at, body, finished });
+                },
+                (err) => {
+                  req.destroy();
+                  resolve({ status: res.statusCode!, written: at, body: String(err), finished });
+                },
+              );
+            },
+          );
+          req.on('error', (err) => {
+            if (!finished || written < TOTAL) reject(err);
+          });
+          timer = setInterval(() => {
+            if (written >= TOTAL) {
+              clearInterval(timer);
+              finished = true;
+              req.end();
+              return;
+            }
+            req.write(CHUNK);
+            written += CHUNK.length;
+          }, 5);
+        });
+        expect(outcome.status).toBe(413);
+        expect(outcome.finished).toBe(false);
+        // the cap is 1 MiB: the answer comes after a little more than that, not after 16 MiB
+        expect(outcome.written, `bytes written when the 413 arrived`).toBeGreaterThan(MAX_BODY);
+        expect(outcome.written, `bytes written when the 413 arrived`).toBeLessThan(4 * 1024 * 1024);
+        expect(JSON.parse(outcome.body).error).toContain(String(MAX_BODY));
+        expect(await admin.footprint(q)).toEqual({});
+        expect(await snapshot(admin)).toEqual(before);
+      },
+      20_000,
+    );
+
+    it('a Content-Length above the cap is answered 413 at once, before any body byte is sent', async () => {
+      const q = freshQueue('big');
+      const id = mintId();
+      const before = await snapshot(admin);
+      const url = new URL(gw.url + evalshaPath(q, id));
+      const outcome = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          url,
+          {
+            method: 'POST',
+            agent: false,
+            headers: { Authorization: `Bearer ${gw.producer}`, 'Content-Length': String(MAX_BODY + 1) },
+          },
+          (res) => {
+            readAll(res).then((body) => {
+              req.destroy();
+              resolve({ status: res.statusCode!, body });
+            }, reject);
+          },
+        );
+        req.on('error', () => undefined);
+        req.flushHeaders(); // headers only: not one byte of the body is ever written
+        setTimeout(() => reject(new Error('no answer within 3 s to a Content-Length above the cap')), 3_000).unref();
+      });
+      expect(outcome.status).toBe(413);
+      expect(JSON.parse(outcome.body).error).toContain(String(MAX_BODY));
+      expect(await admin.footprint(q)).toEqual({});
+      expect(await snapshot(admin)).toEqual(before);
+    });
+
+    it('a body of exactly the cap is accepted', async () => {
+      const q = freshQueue('cap');
+      const id = mintId();
+      const payload = randomBytes(MAX_BODY);
+      const r = await call(gw, evalshaPath(q, id), { token: gw.producer, method: 'POST', body: payload });
+      expect(r.status).toBe(200);
+      expect(((await admin.call('HGET', keysOf(q, id)[0]!, 'payload')) as Buffer).equals(payload)).toBe(true);
+    });
+
+    it('malformed JSON to POST /, /pipeline and /multi-exec → 400, nothing written', async () => {
+      const before = await snapshot(admin);
+      for (const [path, body] of [
+        ['/', '["SET","json:k",'],
+        ['/', '{"SET":"json:k"}'],
+        ['/', ''],
+        ['/', '[]'],
+        ['/', '["SET","json:k",null]'],
+        ['/pipeline', '[["SET","json:k","v"],'],
+        ['/pipeline', '[]'],
+        ['/multi-exec', '[["SET","json:k","v"]'],
+      ] as const) {
+        const r = await call(gw, path, { token: gw.admin, method: 'POST', body });
+        expect(r.status, `${path} ${body}`).toBe(400);
+        expect(r.json.error, `${path} ${body}`).toMatch(/^ERR /);
+      }
+      expect(await snapshot(admin)).toEqual(before);
+    });
+
+    it('a pipeline longer than EMQ_GATEWAY_MAX_PIPELINE → 400 and none of it ran; exactly the limit runs', async () => {
+      const before = await snapshot(admin);
+      await admin.call('CONFIG', 'RESETSTAT');
+      const sets = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ['SET', `pipe:${tag}:${i}`, 'v']);
+      for (const route of ['/pipeline', '/multi-exec']) {
+        const r = await call(gw, route, { token: gw.admin, method: 'POST', body: JSON.stringify(sets(MAX_PIPELINE + 1, 'over')) });
+        expect(r.status, route).toBe(400);
+        expect(r.json.error).toContain(String(MAX_PIPELINE));
+      }
+      const q = freshQueue('over');
+      const jobs = Array.from({ length: MAX_PIPELINE + 1 }, () => mintId()).map((id) => evalEnqueue(q, id, 'x'));
+      expect((await call(gw, '/pipeline', { token: gw.producer, method: 'POST', body: JSON.stringify(jobs) })).status).toBe(400);
+      expect(await admin.calls('set')).toBe(0);
+      expect(await admin.calls('eval')).toBe(0);
+      expect(await admin.footprint(q)).toEqual({});
+      expect(await snapshot(admin)).toEqual(before);
+
+      const ok = await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify(sets(MAX_PIPELINE, 'exact')) });
+      expect(ok.status).toBe(200);
+      expect(ok.json).toHaveLength(MAX_PIPELINE);
+      expect(Number(await admin.call('DBSIZE'))).toBe(before.dbsize + MAX_PIPELINE);
+    });
+
+    it('HEAD runs no command: 405, nothing written', async () => {
+      const before = await snapshot(admin);
+      const r = await call(gw, '/set/head:k/v', { token: gw.admin, method: 'HEAD' });
+      expect(r.status).toBe(405);
+      expect(await snapshot(admin)).toEqual(before);
+    });
+
+    it('dot segments (%2E, %2E%2E) are arguments, never path navigation', async () => {
+      const before = await snapshot(admin);
+      // a raw request: fetch would resolve the dots before sending
+      const raw = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(new URL(gw.url), { method: 'GET', path: '/exists/a/%2E%2E/%2E', headers: { Authorization: `Bearer ${gw.admin}` } }, (res) =>
+          readAll(res).then((body) => resolve({ status: res.statusCode!, body }), reject),
+        );
+        req.on('error', reject);
+        req.end();
+      });
+      expect(raw.status).toBe(200);
+      expect(JSON.parse(raw.body)).toEqual({ result: 0 }); // EXISTS a .. . — three keys, none there
+      expect(await snapshot(admin)).toEqual(before);
+    });
+
+    it('the Bearer scheme is case-insensitive', async () => {
+      for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+        const r = await call(gw, '/ping', { headers: { Authorization: `${scheme} ${gw.producer}` } });
+        expect(r.status, scheme).toBe(200);
+      }
+    });
+
+    it('a producer may name the script by a percent-escaped sha', async () => {
+      const q = freshQueue('esc');
+      const id = mintId();
+      const sha = percentBytes(Buffer.from(enqueueScript.sha1)).replace(/[0-9a-f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+      const path = `/evalsha/${sha}/2/${keysOf(q, id).map(encodeURIComponent).join('/')}/${id}`;
+      const r = await call(gw, path, { token: gw.producer, method: 'POST', body: 'x' });
+      expect(r.json).toEqual({ result: 1 });
+    });
+
+    it('PUT, DELETE, PATCH → 405 with Allow, nothing written', async () => {
+      const before = await snapshot(admin);
+      for (const method of ['PUT', 'DELETE', 'PATCH']) {
+        const r = await call(gw, '/set/put:k/v', { token: gw.admin, method, body: method === 'DELETE' ? undefined : 'v' });
+        expect(r.status, method).toBe(405);
+        expect(r.headers.get('allow')).toMatch(/GET/);
+        const root = await call(gw, '/', { token: gw.admin, method, body: JSON.stringify(['SET', 'put:k', 'v']) });
+        expect(root.status, `${method} /`).toBe(405);
+      }
+      expect(await snapshot(admin)).toEqual(before);
+    });
+
+    it(
+      'BLPOP (JSON, path-style, in a pipeline) → 400 at once, nothing ran, and the shared connection still answers',
+      async () => {
+        const before = await snapshot(admin);
+        await admin.call('CONFIG', 'RESETSTAT');
+        const json = await command(gw, gw.admin, ['BLPOP', 'blk:list', 0]);
+        expect(json.status).toBe(400);
+        expect(json.json.error).toMatch(/BLPOP/);
+        expect((await call(gw, '/blpop/blk:list/0', { token: gw.admin })).status).toBe(400);
+        expect((await call(gw, '/blpop/blk:list/0', { token: gw.producer })).status).toBe(400);
+        const pipe = await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify([['SET', 'blk:k', 'v'], ['BLPOP', 'blk:list', 0]]) });
+        expect(pipe.status).toBe(400);
+        const multi = await call(gw, '/multi-exec', { token: gw.admin, method: 'POST', body: JSON.stringify([['SET', 'blk:k', 'v'], ['BLPOP', 'blk:list', 0]]) });
+        expect(multi.status).toBe(400);
+        expect(await admin.calls('blpop')).toBe(0);
+        expect(await admin.calls('set')).toBe(0);
+        expect(await snapshot(admin)).toEqual(before);
+        expect(await command(gw, gw.admin, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
+      },
+      10_000,
+    );
+  });
+});
+
+// ---------------------------------------------------------------- 5. Valkey going away
+
+describe('gateway while Valkey is down', () => {
+  const cleanup: Array<() => Promise<unknown>> = [];
+  afterAll(async () => {
+    for (const f of cleanup.reverse()) await f().catch(() => undefined);
+  });
+
+  it(
+    'answers 503 with Retry-After once Valkey is killed, and 200 again from the same process once it is back on the same port',
+    async () => {
+      let server = await startServer();
+      const port = server.port;
+      cleanup.push(() => server.stop());
+      const gw = await startGatewayProcess(server.url, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
+      cleanup.push(() => gw.stop());
+
+      expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
+
+      await server.stop();
+      const down = await command(gw, gw.producer, ['PING']);
+      expect(down.status).toBe(503);
+      expect(down.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(down.json.error).toMatch(/unavailable/i);
+      const downReady = await call(gw, '/readyz');
+      expect(downReady.status).toBe(503);
+      expect(downReady.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect((await call(gw, '/healthz')).status).toBe(200);
+
+      server = await startServer({ port });
+      let last: Answer | undefined;
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline) {
+        last = await command(gw, gw.producer, ['PING']);
+        if (last.status === 200) break;
+        await sleep(200);
+      }
+      expect(last?.status, `last answer: ${JSON.stringify(last?.json)}`).toBe(200);
+      expect(last?.json).toEqual({ result: 'PONG' });
+      expect(gw.child.exitCode).toBeNull();
+      expect((await call(gw, '/readyz')).status).toBe(200);
+      expect(await gw.stop()).toBe(0);
+    },
+    30_000,
+  );
+
+  it(
+    'started while Valkey is down: /readyz 503 and /healthz 200; /readyz 200 once Valkey starts',
+    async () => {
+      // a port that nothing listens on, then Valkey on that very port
+      const probe = await startServer();
+      const port = probe.port;
+      await probe.stop();
+      const gw = await startGatewayProcess(`redis://127.0.0.1:${port}`, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
+      cleanup.push(() => gw.stop());
+
+      expect((await call(gw, '/healthz')).status).toBe(200);
+      const notReady = await call(gw, '/readyz');
+      expect(notReady.status).toBe(503);
+      expect(notReady.headers.get('retry-after')).toMatch(/^\d+$/);
+      const cmd = await command(gw, gw.producer, ['PING']);
+      expect(cmd.status).toBe(503);
+
+      const server = await startServer({ port });
+      cleanup.push(() => server.stop());
+      let status = 0;
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline) {
+        status = (await call(gw, '/readyz')).status;
+        if (status === 200) break;
+        await sleep(200);
+      }
+      expect(status).toBe(200);
+      expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
+      expect(await gw.stop()).toBe(0);
+    },
+    30_000,
+  );
+});
+
+// ---------------------------------------------------------------- 6. SIGTERM
+
+describe('gateway SIGTERM', () => {
+  let server: RunningServer;
+  let admin: Admin;
+  beforeAll(async () => {
+    server = await startServer();
+    admin = await connectAdmin(server.url);
+    await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+  });
+  afterAll(async () => {
+    admin?.close();
+    await server?.stop();
+  });
+
+  it(
+    'finishes the request in flight with 200 and Connection: close, refuses new connections, and exits 0',
+    async () => {
+      const gw = await startGatewayProcess(server.url);
+      const port = portOf(gw);
+      // one keep-alive socket, so a second request can ride the connection of the first
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        expect((await call(gw, '/readyz')).status).toBe(200);
+        const q = freshQueue('term');
+        const id = mintId();
+        const payload = randomBytes(512 * 1024);
+        const half = payload.length / 2;
+
+        let responded = false;
+        let req!: ReturnType<typeof request>;
+        const answer = new Promise<{ status: number; body: string; connection: string | undefined }>((resolve, reject) => {
+          req = request(
+            new URL(gw.url + evalshaPath(q, id)),
+            { method: 'POST', agent, headers: { Authorization: `Bearer ${gw.producer}`, 'Content-Length': String(payload.length) } },
+            (res) => {
+              responded = true;
+              readAll(res).then((body) => resolve({ status: res.statusCode!, body, connection: res.headers.connection }), reject);
+            },
+          );
+          req.on('error', reject);
+        });
+        // half the body, then SIGTERM while the rest is still to come
+        await new Promise<void>((r) => req.write(payload.subarray(0, half), () => r()));
+        await sleep(100);
+        expect(responded).toBe(false);
+        const exited = gw.stop(); // sends SIGTERM
+
+        // the listener closes: new connections are refused while the old one is still open
+        let closed = false;
+        for (const deadline = Date.now() + 3_000; Date.now() < deadline; ) {
+          if ((closed = await refused(port))) break;
+          await sleep(20);
+        }
+        expect(closed).toBe(true);
+        expect(responded).toBe(false);
+        expect(gw.child.exitCode).toBeNull();
+
+        // the rest of the body, slowly
+        for (let off = half; off < payload.length; off += 64 * 1024) {
+          req.write(payload.subarray(off, Math.min(off + 64 * 1024, payload.length)));
+          await sleep(20);
+        }
+        req.end();
+        const r = await answer;
+        expect(r.status).toBe(200);
+        expect(JSON.parse(r.body)).toEqual({ result: 1 });
+        // its client is told not to reuse the socket, so nothing holds the exit up
+        expect(r.connection).toBe('close');
+        expect(((await admin.call('HGET', keysOf(q, id)[0]!, 'payload')) as Buffer).equals(payload)).toBe(true);
+
+        expect(await exited).toBe(0);
+        expect(gw.stderr()).toMatch(/SIGTERM/);
+        expect(await refused(port)).toBe(true);
+      } finally {
+        agent.destroy();
+        await gw.stop();
+      }
+    },
+    20_000,
+  );
+});
