@@ -3,14 +3,22 @@
 //   2. BullMQ Queue.add, 64 in flight (peers.ts)
 //   3. our enqueue() over glide, 64 in flight
 //   4. our enqueueMany() over glide, batches of 100, 8 batches in flight
+//   5. our enqueue() over connectRest through the gateway (`emq gateway`, a child process
+//      in front of the same server), 64 in flight
+//   6. the gateway's enqueue request vs a no-op Hono server (noop-server.ts, a child
+//      process), under the same node:http load generator, 64 in flight (http-load.ts)
 // Then a table, the targets, and exit. VALKEY_URL points it at another server (never
-// flushed: only the bench's own keys are removed); BENCH_ONLY=ceiling,bullmq,single,batch
-// runs a subset (for profiling one phase); BENCH_MAX_BATCH sets connectGlide's maxBatch.
+// flushed: only the bench's own keys are removed); BENCH_ONLY=ceiling,bullmq,single,batch,
+// rest,gateway,noop runs a subset (for profiling one phase); BENCH_MAX_BATCH sets
+// connectGlide's maxBatch. Child processes are stopped at the end, whatever happens.
 import type { GlideClient } from '@valkey/valkey-glide';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { enqueue, enqueueMany, mintId, pendingKey } from '../shared/index.js';
 import { measureCeiling, type Ceiling } from './ceiling.js';
+import { startGateway, startNoop, stopAll, type GatewayChild } from './children.js';
 import { drive, measured, type Measured } from './drive.js';
+import { errorsOf } from './http-load.js';
+import { enqueueRequests, measureLoad, measureRest, type LoadPhase } from './http-phases.js';
 import { payloadOf } from './payload.js';
 import { measureBullmq } from './peers.js';
 import { machine, table, targets, type Row } from './report.js';
@@ -104,7 +112,8 @@ async function main(): Promise<number> {
   const t0 = performance.now();
   const server = await Server.open();
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= server.close());
+  // the children first: the gateway fronts the server
+  const stop = () => (stopping ??= stopAll().finally(() => server.close()));
   const bail = (why: string) => {
     process.stderr.write(`bench: ${why}; stopping the server\n`);
     const forced = setTimeout(() => process.exit(2), 5_000);
@@ -122,6 +131,9 @@ async function main(): Promise<number> {
   let bullmq: number | undefined;
   let singleOps: number | undefined;
   let batchOps: number | undefined;
+  let restOps: number | undefined;
+  let gatewayOps: number | undefined;
+  let noopOps: number | undefined;
   const phase = async (name: string, body: () => Promise<Row>) => {
     process.stderr.write(`bench: ${name}...\n`);
     try {
@@ -175,8 +187,69 @@ async function main(): Promise<number> {
         return { name: `enqueueMany x${BATCH} (glide)`, opsPerSec: batchOps, clientCores: r.clientCores, serverCores: r.serverCores };
       });
     }
+    // 5 and 6a share one gateway process, started by whichever runs first
+    let gateway: GatewayChild | undefined;
+    const gatewayUp = async () => (gateway ??= await startGateway(server.url));
+    if (runs('rest')) {
+      await phase('enqueue over REST → gateway', async () => {
+        const gw = await gatewayUp();
+        const r = await measureRest(server, gw, 'bench-rest', IN_FLIGHT, WARM_MS, MEASURE_MS);
+        restOps = r.ops / r.seconds;
+        extra.push(`enqueue REST: connectRest (fetch) → gateway ${gw.url}, ${IN_FLIGHT} in flight; pending set holds ${r.jobs}`);
+        return { name: 'enqueue (REST → gateway)', opsPerSec: restOps, ...httpCells(r) };
+      });
+    }
+    if (runs('gateway')) {
+      await phase('gateway under node:http load', async () => {
+        const gw = await gatewayUp();
+        const queue = 'bench-gw';
+        const r = await measureLoad(server, gw, gw.producer, enqueueRequests(queue), IN_FLIGHT, WARM_MS, MEASURE_MS);
+        gatewayOps = r.ops / r.seconds;
+        const jobs = Number(await server.call('ZCARD', pendingKey(queue)));
+        extra.push(`gateway (node:http): ${loadLine(r)}; pending set holds ${jobs} of ${r.okTotal} answered {"result":1}`);
+        const notes = [
+          ...(r.load.ok < r.load.requests ? [`NOT TRUSTED: errors ${errorsOf(r.load)}`] : []),
+          ...(jobs !== r.okTotal ? [`NOT TRUSTED: pending set holds ${jobs}, ${r.okTotal} enqueued`] : []),
+        ];
+        return { name: 'gateway enqueue (node:http load)', opsPerSec: gatewayOps, ...httpCells(r), ...(notes.length ? { note: notes.join('; ') } : {}) };
+      });
+    }
+    if (gateway) {
+      const gw: GatewayChild = gateway;
+      const code = await gw.stop();
+      extra.push(`gateway: SIGTERM, exit code ${code}`);
+      if (code !== 0) rows.push({ name: 'gateway exit', note: `failed: exit code ${code}, stderr: ${gw.stderr().trim().slice(-500)}` });
+    }
+    if (runs('noop')) {
+      await phase('no-op Hono under node:http load', async () => {
+        const noop = await startNoop();
+        let r: LoadPhase;
+        try {
+          // the same requests, headers and bodies as the gateway's, ids minted the same way
+          r = await measureLoad(server, noop, `prd-${'0'.repeat(32)}`, enqueueRequests('bench-noop'), IN_FLIGHT, WARM_MS, MEASURE_MS);
+        } finally {
+          const code = await noop.stop();
+          extra.push(`no-op server: SIGTERM, exit code ${code}`);
+          if (code !== 0) rows.push({ name: 'no-op exit', note: `failed: exit code ${code}, stderr: ${noop.stderr().trim().slice(-500)}` });
+        }
+        noopOps = r.ops / r.seconds;
+        extra.push(`no-op Hono (node:http): ${loadLine(r)}`);
+        const trust = r.load.ok < r.load.requests ? { note: `NOT TRUSTED: errors ${errorsOf(r.load)}` } : {};
+        return { name: 'no-op Hono (node:http load)', opsPerSec: noopOps, ...httpCells(r), ...trust };
+      });
+    }
   } finally {
     await stop();
+  }
+
+  const ratios = [
+    ['gateway / no-op Hono, same node:http load', gatewayOps, noopOps],
+    ['enqueue REST (fetch) / gateway under node:http load', restOps, gatewayOps],
+    ['enqueue REST / enqueue glide', restOps, singleOps],
+  ] as const;
+  for (const [what, a, b] of ratios) {
+    const r = ratioOf(a, b);
+    if (r !== undefined) extra.push(`ratio ${what}: ${fmt(a!)}/s / ${fmt(b!)}/s = ${r.toFixed(2)}x`);
   }
 
   const verdict = targets([
@@ -197,6 +270,26 @@ async function main(): Promise<number> {
   ];
   process.stdout.write(out.join('\n'));
   return rows.some((r) => r.note?.startsWith('failed')) ? 1 : 0;
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+/** The table cells an HTTP phase fills beyond ops/s. */
+function httpCells(r: { clientCores: number; serverCores: number; httpCores: number | undefined; p50Ms: number | undefined; p99Ms: number | undefined }): Omit<Row, 'name'> {
+  return {
+    clientCores: r.clientCores,
+    serverCores: r.serverCores,
+    ...(r.httpCores !== undefined ? { httpCores: r.httpCores } : {}),
+    ...(r.p50Ms !== undefined ? { p50Ms: r.p50Ms } : {}),
+    ...(r.p99Ms !== undefined ? { p99Ms: r.p99Ms } : {}),
+  };
+}
+
+function loadLine(r: LoadPhase): string {
+  const l = r.load;
+  return `${IN_FLIGHT} in flight (keep-alive Agent, maxSockets ${IN_FLIGHT}), ${fmt(l.requests / l.seconds)} requests/s, errors: ${errorsOf(l)}`;
 }
 
 function ratioOf(a: number | undefined, b: number | undefined): number | undefined {
