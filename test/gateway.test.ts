@@ -590,6 +590,15 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(Number(await admin.call('DBSIZE'))).toBe(before.dbsize + MAX_PIPELINE);
     });
 
+    it('a JSON body that is not UTF-8 → 400, never decoded into other bytes, nothing written', async () => {
+      const before = await snapshot(admin);
+      const body = Buffer.concat([Buffer.from('["SET","utf8:k","'), Buffer.from([0xff, 0xfe]), Buffer.from('"]')]);
+      const r = await call(gw, '/', { token: gw.admin, method: 'POST', body });
+      expect(r.status).toBe(400);
+      expect(r.json).toEqual({ error: expect.stringMatching(/not valid UTF-8/) });
+      expect(await snapshot(admin)).toEqual(before);
+    });
+
     it('HEAD runs no command: 405, nothing written', async () => {
       const before = await snapshot(admin);
       const r = await call(gw, '/set/head:k/v', { token: gw.admin, method: 'HEAD' });

@@ -5,11 +5,11 @@
 //   GET|POST /<cmd>/...  path-style; a POST body is the last argument, raw
 //   GET /healthz, GET /readyz
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Arg, Outcome } from '../../shared/connection.js';
 import type { Script } from '../../shared/scripts.js';
 import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
 import { Unavailable, type Backend } from './backend.js';
+import { TooLarge, readBody } from './body.js';
 import { createPolicy } from './policy.js';
 import { bodyOf } from './reply.js';
 import type { Scope, Tokens } from './tokens.js';
@@ -55,6 +55,7 @@ export function createGateway({
     if (err instanceof Unavailable) return unavailable(c, err.message);
     if (err instanceof BadCommand) return json(c, { error: `ERR ${err.message}` }, 400);
     if (err instanceof SyntaxError) return json(c, { error: 'ERR the body is not valid JSON' }, 400);
+    if (err instanceof TooLarge) return json(c, { error: `ERR the request body is larger than ${maxBodyBytes} bytes` }, 413);
     console.error(`gateway: ${c.req.method} ${c.req.path}: ${(err as Error).stack ?? String(err)}`);
     return json(c, { error: 'ERR internal error in the gateway' }, 400);
   });
@@ -85,14 +86,6 @@ export function createGateway({
     await next();
   });
 
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: (c) => json(c, { error: `ERR the request body is larger than ${maxBodyBytes} bytes` }, 413),
-    }),
-  );
-
   const notAllowed = (c: Context) => {
     c.header('Allow', 'GET, POST');
     return json(c, { error: `ERR method ${c.req.raw.method} is not allowed; use GET or POST` }, 405);
@@ -116,7 +109,18 @@ export function createGateway({
     return json(c, body, 'error' in body ? 400 : 200);
   };
 
-  const readJson = async (c: Context) => JSON.parse(await c.req.text()) as unknown;
+  // JSON is UTF-8: a body that is not would be altered by decoding, so it is refused
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  const readJson = async (c: Context) => {
+    const bytes = await readBody(c, maxBodyBytes);
+    let text: string;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      throw new BadCommand('the body is not valid UTF-8, so it is not JSON; send bytes path-style as a POST body');
+    }
+    return JSON.parse(text) as unknown;
+  };
 
   app.post('/', async (c) => single(c, jsonCommand(await readJson(c))));
 
@@ -145,7 +149,7 @@ export function createGateway({
     if (c.req.raw.method === 'HEAD') return notAllowed(c);
     return single(c, pathCommand(rawPath(c), undefined));
   });
-  app.post('/*', async (c) => single(c, pathCommand(rawPath(c), new Uint8Array(await c.req.arrayBuffer()))));
+  app.post('/*', async (c) => single(c, pathCommand(rawPath(c), await readBody(c, maxBodyBytes))));
   app.all('/*', notAllowed);
 
   return app;

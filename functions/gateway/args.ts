@@ -27,11 +27,17 @@ export function jsonCommands(value: unknown, max: number): Arg[][] {
 
 const HEX = /^[0-9a-fA-F]{2}$/;
 
+const utf8 = new TextEncoder();
+
 /** Percent-decodes to bytes, so %FF stays the byte 0xFF (decodeURIComponent would refuse it). */
 function segmentBytes(segment: string): Arg {
   if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment); // valid UTF-8: the same bytes, as text
+  } catch {
+    // bytes that are not UTF-8, or a bad escape: decode byte by byte below
+  }
   const out: number[] = [];
-  const utf8 = new TextEncoder();
   for (let i = 0; i < segment.length; i++) {
     const c = segment[i]!;
     if (c === '%') {
