@@ -11,6 +11,9 @@ const target = `${root}shared/scripts.ts`;
 
 const camel = (name) => name.replace(/[-_](\w)/g, (_, c) => c.toUpperCase());
 
+const files = readdirSync(`${root}lua`).filter((f) => f.endsWith('.lua')).sort();
+const names = files.map((f) => camel(f.slice(0, -'.lua'.length)));
+
 const entries = readdirSync(`${root}lua`)
   .filter((f) => f.endsWith('.lua'))
   .sort()
@@ -36,6 +39,9 @@ const out = [
   '}',
   '',
   ...entries,
+  '/** Every script, for allow-lists (the gateway\'s producer scope) and retry rules. */',
+  `export const allScripts: readonly Script[] = [${names.map((n) => `${n}Script`).join(', ')}];`,
+  '',
 ].join('\n');
 
 if (process.argv.includes('--check')) {

@@ -1,6 +1,7 @@
 // enqueue / enqueueMany: EVALSHA first, EVAL only after NOSCRIPT, replies to verdicts.
-import type { Arg, Connection, Outcome, ScriptCommand } from './connection.js';
-import { EmqError, InvalidPayloadError, ProtocolError, errorPrefix, fromReply } from './errors.js';
+import type { Connection, Outcome } from './connection.js';
+import { asEval, evalsha, isNoScript, runScript } from './dispatch.js';
+import { EmqError, InvalidPayloadError, ProtocolError, fromReply } from './errors.js';
 import { enqueueKeys } from './keyspace.js';
 import { enqueueScript } from './scripts.js';
 
@@ -30,18 +31,6 @@ function checkPayload(payload: unknown): asserts payload is Payload {
   }
 }
 
-function evalsha(keys: readonly string[], args: readonly Arg[]): ScriptCommand {
-  return { op: 'evalsha', sha1: enqueueScript.sha1, keys, args };
-}
-
-function asEval(command: ScriptCommand): ScriptCommand {
-  return { op: 'eval', script: enqueueScript.text, keys: command.keys, args: command.args };
-}
-
-function isNoScript(outcome: Outcome): boolean {
-  return !outcome.ok && errorPrefix(outcome.error) === 'NOSCRIPT';
-}
-
 /** The verdict a reply stands for, or the typed error it stands for. */
 function verdictOf(outcome: Outcome): Verdict | EmqError {
   if (!outcome.ok) return fromReply(outcome.error);
@@ -61,10 +50,7 @@ function verdictOf(outcome: Outcome): Verdict | EmqError {
 export async function enqueue(connection: Connection, queue: string, id: string, payload: Payload): Promise<Verdict> {
   const keys = enqueueKeys(queue)(id);
   checkPayload(payload);
-  const command = evalsha(keys, [id, payload]);
-  let outcome = await connection.run(command);
-  if (isNoScript(outcome)) outcome = await connection.run(asEval(command));
-  const verdict = verdictOf(outcome);
+  const verdict = verdictOf(await runScript(connection, enqueueScript, keys, [id, payload]));
   if (verdict instanceof EmqError) throw verdict;
   return verdict;
 }
@@ -95,7 +81,7 @@ export async function enqueueMany(connection: Connection, queue: string, jobs: r
     try {
       const keys = keysOf(id);
       checkPayload(payload);
-      return evalsha(keys, [id, payload]);
+      return evalsha(enqueueScript, keys, [id, payload]);
     } catch (err) {
       if (err instanceof Error) err.message = `job ${index}: ${err.message}`;
       throw err;
@@ -108,12 +94,12 @@ export async function enqueueMany(connection: Connection, queue: string, jobs: r
   if (flushed.length > 0) {
     // One EVAL loads the script; the EVALSHAs after it in the same pipeline find it.
     const [first, ...rest] = flushed as [number, ...number[]];
-    const retry = [asEval(commands[first]!), ...rest.map((i) => commands[i]!)];
+    const retry = [asEval(enqueueScript, commands[first]!), ...rest.map((i) => commands[i]!)];
     let again = await connection.pipeline(retry);
     // Only a second flush racing this one lands here: send the text with each.
     const still = again.map((o, k) => (isNoScript(o) ? k : -1)).filter((k) => k >= 0);
     if (still.length > 0) {
-      const texts = await connection.pipeline(still.map((k) => asEval(retry[k]!)));
+      const texts = await connection.pipeline(still.map((k) => asEval(enqueueScript, retry[k]!)));
       again = again.map((o, k) => (still.includes(k) ? texts[still.indexOf(k)]! : o));
     }
     flushed.forEach((i, k) => (outcomes[i] = again[k]!));

@@ -6,5 +6,7 @@ export * from './errors.js';
 export { createMinter, decodeId, mintId } from './ids.js';
 export type { DecodedId, Minter, MinterOptions } from './ids.js';
 export { ID_ALPHABET, ID_LENGTH, QUEUE_MAX_LENGTH, enqueueKeys, jobKey, pendingKey, validateId, validateQueue } from './keyspace.js';
-export { enqueueScript } from './scripts.js';
+export { jobState } from './job-state.js';
+export type { JobState } from './job-state.js';
+export { allScripts, enqueueScript, jobStateScript } from './scripts.js';
 export type { Script } from './scripts.js';

@@ -10,7 +10,7 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { redactUrl } from '../../shared/connections/valkey-url.js';
-import { enqueueScript } from '../../shared/scripts.js';
+import { allScripts } from '../../shared/scripts.js';
 import { createGateway } from './app.js';
 import { glideBackend } from './backend.js';
 import { parseTokens } from './tokens.js';
@@ -40,7 +40,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
   const app = createGateway({
     backend,
     tokens,
-    scripts: [enqueueScript],
+    scripts: allScripts,
     maxBodyBytes: intFrom(env, 'EMQ_GATEWAY_MAX_BODY', 8 * 1024 * 1024),
     maxPipeline: intFrom(env, 'EMQ_GATEWAY_MAX_PIPELINE', 10_000),
     draining: () => draining,

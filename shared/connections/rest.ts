@@ -8,7 +8,7 @@
 // Replies are asked for in base64 (Upstash-Encoding) and decoded to bytes.
 import type { Arg, Connection, Outcome, Reply, ScriptCommand } from '../connection.js';
 import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError } from '../errors.js';
-import { enqueueScript, type Script } from '../scripts.js';
+import { allScripts, type Script } from '../scripts.js';
 
 export interface RestOptions {
   /** The endpoint: the gateway's URL, or an Upstash database's REST URL. */
@@ -20,7 +20,7 @@ export interface RestOptions {
   retries?: number;
   /** The first retry's delay, in ms; it doubles, with jitter, and honours Retry-After. */
   backoffMs?: number;
-  /** Scripts safe to send again (each keyed by its job id). */
+  /** Scripts safe to send again (each is keyed by its job id, or only reads). */
   idempotent?: readonly Script[];
   fetch?: typeof fetch;
 }
@@ -97,7 +97,7 @@ export class RestConnection implements Connection {
     timeoutMs = 5_000,
     retries = 2,
     backoffMs = 50,
-    idempotent = [enqueueScript],
+    idempotent = allScripts,
     fetch: fetchImpl,
   }: RestOptions) {
     this.base = url.replace(/\/+$/, '');
