@@ -3,11 +3,13 @@
 import { parseArgs } from 'node:util';
 import { connectGlide } from '../shared/connections/glide.js';
 import { startGateway } from '../functions/gateway/server.js';
+import { startProducer } from '../functions/producer/node.js';
 import { ConnectionError, RefusalError, enqueue, mintId, validateId, validateQueue } from '../shared/index.js';
 
 const USAGE = `usage:
   emq id                                        print a fresh job id
   emq gateway                                   run the REST gateway (see functions/gateway/server.ts)
+  emq producer                                  run the producer app on Node (see functions/producer/node.ts)
   emq enqueue <queue> [--id <id>] [--url <url>] enqueue stdin's bytes as one job
       --url defaults to $VALKEY_URL (redis://, rediss://, valkey://, valkeys://)
       prints {"queue","id","verdict"} as one JSON line
@@ -48,20 +50,20 @@ async function enqueueCommand(argv: string[]): Promise<void> {
   }
 }
 
-/** Runs until SIGTERM or SIGINT, then drains in-flight requests and returns. */
-async function gatewayCommand(): Promise<void> {
+/** Runs the gateway or the producer until SIGTERM or SIGINT, then drains in-flight requests. */
+async function serveUntilSignal(which: 'gateway' | 'producer'): Promise<void> {
   clearTimeout(deadline);
-  let gateway;
+  let running: { url: string; stop(): Promise<void> };
   try {
-    gateway = await startGateway(process.env);
+    running = which === 'gateway' ? await startGateway(process.env) : await startProducer(process.env);
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  process.stdout.write(`${gateway.url}\n`);
+  process.stdout.write(`${running.url}\n`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
-      process.stderr.write(`gateway: ${signal}: finishing requests in flight\n`);
-      void gateway.stop().then(resolve);
+      process.stderr.write(`${which}: ${signal}: finishing requests in flight\n`);
+      void running.stop().then(resolve);
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
@@ -80,8 +82,9 @@ export async function main(argv: string[]): Promise<number> {
         await enqueueCommand(rest);
         return 0;
       case 'gateway':
-        if (rest.length > 0) throw new UsageError('gateway is configured by environment, not arguments');
-        await gatewayCommand();
+      case 'producer':
+        if (rest.length > 0) throw new UsageError(`${command} is configured by environment, not arguments`);
+        await serveUntilSignal(command);
         return 0;
       case 'help':
       case '--help':

@@ -9,7 +9,7 @@ import type { Arg, Outcome } from '../../shared/connection.js';
 import type { Script } from '../../shared/scripts.js';
 import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
 import { Unavailable, type Backend } from './backend.js';
-import { TooLarge, readBody } from './body.js';
+import { TooLarge, readBody } from '../http/body.js';
 import { createPolicy } from './policy.js';
 import { bodyOf } from './reply.js';
 import type { Scope, Tokens } from './tokens.js';

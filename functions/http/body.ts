@@ -1,7 +1,8 @@
-// Reading a request body under a cap. A declared Content-Length over the cap is refused
-// before a byte is read; a chunked body is counted as it streams in and refused the moment
-// it passes the cap, so the rest is never read. (Cheaper than hono/body-limit, which makes
-// @hono/node-server build a full Request for every request, GETs included.)
+// Reading a request body under a cap, with web APIs only (the gateway on Node, the producer
+// anywhere). A declared Content-Length over the cap is refused before a byte is read; a
+// chunked body is counted as it streams in and refused the moment it passes the cap, so
+// the rest is never read. (Cheaper than hono/body-limit, which makes @hono/node-server
+// build a full Request for every request, GETs included.)
 import type { Context } from 'hono';
 
 export class TooLarge extends Error {}

@@ -1,0 +1,140 @@
+// The producer: Hono routes over the shared enqueue package. Runtime-agnostic: the same
+// app is the Worker (REST connection) and runs on Node (glide or REST).
+//   POST /v1/queues/:queue/jobs       body = payload; Emq-Job-Id optional → 201 | 200 duplicate
+//   POST /v1/queues/:queue/batch      JSON items → 200 {queue, results: [{id, verdict}]}
+//   GET  /v1/queues/:queue/jobs/:id   → 200 {id, queue, state, attempts} | 404
+//   GET  /healthz, GET /readyz
+import { Hono, type Context } from 'hono';
+import {
+  AuthError,
+  BatchError,
+  ConnectionError,
+  EmqError,
+  InvalidIdError,
+  InvalidPayloadError,
+  InvalidQueueError,
+  KindError,
+  WrongTypeError,
+  enqueue,
+  enqueueMany,
+  jobState,
+  mintId,
+  validateId,
+  validateQueue,
+  type Connection,
+} from '../../shared/index.js';
+import { TooLarge, readBody } from '../http/body.js';
+import { parseBatch } from './batch.js';
+import type { Config } from './config.js';
+import { Problem, problemResponse } from './problem.js';
+import type { Caller } from './tokens.js';
+
+export interface ProducerOptions {
+  /** The configuration, or the error that made it; a bad one answers 500 misconfigured. */
+  config: () => Config;
+  connection: () => Connection;
+}
+
+type Env = { Variables: { caller: Caller } };
+
+/** A typed error from the enqueue package, as the problem a caller sees. */
+function problemOf(err: unknown): Problem {
+  if (err instanceof Problem) return err;
+  if (err instanceof InvalidQueueError) return new Problem(400, 'invalid_queue', err.message);
+  if (err instanceof InvalidIdError || err instanceof KindError) return new Problem(400, 'invalid_id', err.message);
+  if (err instanceof InvalidPayloadError) return new Problem(400, 'invalid_payload', err.message);
+  if (err instanceof WrongTypeError) return new Problem(409, 'conflict', err.message);
+  if (err instanceof ConnectionError) {
+    return new Problem(503, 'unavailable', 'the Valkey path did not answer; retry the same request (the job id makes it safe)');
+  }
+  if (err instanceof AuthError) return new Problem(502, 'upstream_auth', 'the gateway refused this producer\'s token: check EMQ_REST_TOKEN');
+  if (err instanceof BatchError) return problemOf(err.cause);
+  if (err instanceof EmqError) return new Problem(502, 'internal', `Valkey answered an error (${err.code})`);
+  return new Problem(500, 'internal', 'an unexpected error; nothing about it is shown here');
+}
+
+export function createProducer({ config, connection }: ProducerOptions): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.onError((err, c) => {
+    const p = problemOf(err);
+    if (p.status >= 500 && !(err instanceof EmqError)) console.error(`producer: ${c.req.method} ${c.req.path}: ${(err as Error).stack ?? String(err)}`);
+    return problemResponse(c, p);
+  });
+  app.notFound((c) => problemResponse(c, new Problem(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)));
+
+  const settings = (): Config => {
+    try {
+      return config();
+    } catch (err) {
+      // the message names the variable, never a secret's value
+      throw new Problem(500, 'misconfigured', (err as Error).message);
+    }
+  };
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    // a read of a job that never exists: proves the whole path (REST, gateway, Valkey, scripts)
+    await jobState(connection(), 'emq-readyz', `JOB${'0'.repeat(26)}`);
+    return c.json({ status: 'ready' });
+  });
+
+  app.use('/v1/*', async (c, next) => {
+    const header = c.req.header('Authorization');
+    const token = header && /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+    const caller = token ? await settings().tokens.callerOf(token) : undefined;
+    if (!caller) throw new Problem(401, 'unauthorized', 'send Authorization: Bearer <token> with a token from EMQ_TOKENS');
+    c.set('caller', caller);
+    await next();
+  });
+
+  /** The route's queue, valid and allowed for this caller. */
+  const queueOf = (c: Context<Env>): string => {
+    const queue = c.req.param('queue') ?? '';
+    validateQueue(queue);
+    if (!c.get('caller').allows(queue)) throw new Problem(403, 'forbidden_queue', `this token may not use queue "${queue}"`);
+    return queue;
+  };
+
+  const location = (queue: string, id: string) => `/v1/queues/${queue}/jobs/${id}`;
+
+  app.post('/v1/queues/:queue/jobs', async (c) => {
+    const queue = queueOf(c);
+    const given = c.req.header('Emq-Job-Id');
+    const id = given ?? mintId();
+    validateId(id);
+    const { maxPayloadBytes } = settings();
+    const payload = await readBody(c, maxPayloadBytes).catch((err: unknown) => {
+      if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `the payload is larger than ${maxPayloadBytes} bytes`);
+      throw err;
+    });
+    const verdict = await enqueue(connection(), queue, id, payload);
+    c.header('Location', location(queue, id));
+    return c.json({ id, queue, verdict }, verdict === 'enqueued' ? 201 : 200);
+  });
+
+  app.post('/v1/queues/:queue/batch', async (c) => {
+    const queue = queueOf(c);
+    const { maxBatchBytes, maxBatchItems, maxPayloadBytes } = settings();
+    const body = await readBody(c, maxBatchBytes).catch((err: unknown) => {
+      if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `the batch body is larger than ${maxBatchBytes} bytes`);
+      throw err;
+    });
+    const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes);
+    const results = await enqueueMany(connection(), queue, jobs);
+    return c.json({ queue, results });
+  });
+
+  app.get('/v1/queues/:queue/jobs/:id', async (c) => {
+    const queue = queueOf(c);
+    const id = c.req.param('id');
+    validateId(id);
+    const state = await jobState(connection(), queue, id);
+    if (!state) throw new Problem(404, 'not_found', `no job ${id} in queue "${queue}"`);
+    return c.json({ id, queue, ...state });
+  });
+
+  app.all('/v1/*', (c) => problemResponse(c, new Problem(405, 'not_allowed', `${c.req.method} is not allowed on ${c.req.path}`)));
+
+  return app;
+}

@@ -1,0 +1,59 @@
+// A batch request's body: a JSON array of at most `max` items, each
+//   {"payload": "<utf-8 text>"} or {"payloadBase64": "<base64>"}, with an optional "id".
+// Every item is checked before anything is written; the first bad one is named by index.
+import { mintId, validateId, type Job } from '../../shared/index.js';
+import { Problem } from './problem.js';
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const utf8 = new TextEncoder();
+
+function fromBase64(text: string): Uint8Array {
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function bad(index: number, detail: string): Problem {
+  return new Problem(400, 'invalid_batch', `item ${index}: ${detail}`, { index });
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: number): Job[] {
+  let items: unknown;
+  try {
+    // fatal: a body that is not UTF-8 would otherwise be decoded into other bytes
+    items = JSON.parse(strictUtf8.decode(body));
+  } catch {
+    throw new Problem(400, 'invalid_batch', 'the body is not valid UTF-8 JSON: send an array of {"payload"} or {"payloadBase64"} items');
+  }
+  if (!Array.isArray(items) || items.length === 0) throw new Problem(400, 'invalid_batch', 'the body must be a non-empty JSON array');
+  if (items.length > max) throw new Problem(400, 'invalid_batch', `${items.length} items; a batch holds at most ${max}`);
+  return items.map((item: unknown, i) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw bad(i, 'must be an object');
+    const { payload, payloadBase64, id, ...rest } = item as Record<string, unknown>;
+    const unknown = Object.keys(rest);
+    if (unknown.length > 0) throw bad(i, `unknown field "${unknown[0]}"; fields are payload, payloadBase64 and id`);
+    let bytes: Uint8Array;
+    if (typeof payload === 'string' && payloadBase64 === undefined) {
+      if (!payload.isWellFormed()) throw bad(i, 'payload has a lone surrogate, which has no UTF-8 form: send payloadBase64');
+      bytes = utf8.encode(payload);
+    } else if (typeof payloadBase64 === 'string' && payload === undefined) {
+      if (!BASE64.test(payloadBase64)) throw bad(i, 'payloadBase64 is not base64 (standard alphabet, padded)');
+      bytes = fromBase64(payloadBase64);
+    } else {
+      throw bad(i, 'needs exactly one of payload (a string) or payloadBase64 (a base64 string)');
+    }
+    if (bytes.length > maxPayloadBytes) throw bad(i, `payload is ${bytes.length} bytes; the limit is ${maxPayloadBytes}`);
+    if (id !== undefined) {
+      if (typeof id !== 'string') throw bad(i, 'id must be a string');
+      try {
+        validateId(id);
+      } catch (err) {
+        throw bad(i, (err as Error).message);
+      }
+    }
+    return { id: (id as string | undefined) ?? mintId(), payload: bytes };
+  });
+}

@@ -1,0 +1,34 @@
+// The producer's configuration, from Worker vars and secrets (or process.env on Node).
+//   EMQ_TOKENS               secret: callers' tokens and their queues (see tokens.ts)
+//   EMQ_REST_URL             the gateway (or Upstash) URL the Worker enqueues through
+//   EMQ_REST_TOKEN           secret: a producer token of that gateway
+//   EMQ_MAX_PAYLOAD_BYTES    one job's payload cap, default 1048576 (1 MiB)
+//   EMQ_MAX_BATCH_BYTES      a batch request's body cap, default 5242880 (5 MiB)
+//   EMQ_REST_TIMEOUT_MS      one REST request's budget, default 5000
+import { parseTokens, type Tokens } from './tokens.js';
+
+export type Vars = Record<string, string | undefined>;
+
+export interface Config {
+  tokens: Tokens;
+  maxPayloadBytes: number;
+  maxBatchBytes: number;
+  maxBatchItems: number;
+}
+
+function positive(vars: Vars, name: string, fallback: number): number {
+  const text = vars[name];
+  if (text === undefined || text === '') return fallback;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name}=${JSON.stringify(text)} is not a positive whole number`);
+  return n;
+}
+
+export function configFrom(vars: Vars): Config {
+  return {
+    tokens: parseTokens(vars.EMQ_TOKENS),
+    maxPayloadBytes: positive(vars, 'EMQ_MAX_PAYLOAD_BYTES', 1024 * 1024),
+    maxBatchBytes: positive(vars, 'EMQ_MAX_BATCH_BYTES', 5 * 1024 * 1024),
+    maxBatchItems: 1_000,
+  };
+}

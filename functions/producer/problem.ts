@@ -1,0 +1,58 @@
+// Every error the producer answers is an RFC 9457 problem document, made here: a stable
+// `type` (and the same `code`), a title, and a detail that says what to fix.
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+export type ProblemCode =
+  | 'unauthorized'
+  | 'forbidden_queue'
+  | 'invalid_queue'
+  | 'invalid_id'
+  | 'invalid_payload'
+  | 'invalid_batch'
+  | 'payload_too_large'
+  | 'not_found'
+  | 'not_allowed'
+  | 'conflict'
+  | 'unavailable'
+  | 'upstream_auth'
+  | 'misconfigured'
+  | 'internal';
+
+const TITLES: Record<ProblemCode, string> = {
+  unauthorized: 'Missing or unknown token',
+  forbidden_queue: 'This token may not use this queue',
+  invalid_queue: 'Invalid queue name',
+  invalid_id: 'Invalid job id',
+  invalid_payload: 'Invalid payload',
+  invalid_batch: 'Invalid batch',
+  payload_too_large: 'Payload too large',
+  not_found: 'Not found',
+  not_allowed: 'Method not allowed',
+  conflict: 'The queue is in a state that refuses jobs',
+  unavailable: 'Valkey is unavailable',
+  upstream_auth: 'The producer cannot authenticate to its Valkey path',
+  misconfigured: 'The producer is misconfigured',
+  internal: 'Internal error',
+};
+
+export class Problem extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(detail);
+  }
+}
+
+export function problemResponse(c: Context, p: Problem): Response {
+  if (p.status === 503) c.header('Retry-After', '1');
+  if (p.status === 401) c.header('WWW-Authenticate', 'Bearer');
+  return c.body(
+    JSON.stringify({ type: `urn:emq:problem:${p.code}`, code: p.code, title: TITLES[p.code], status: p.status, detail: p.detail, ...p.extra }),
+    p.status,
+    { 'Content-Type': 'application/problem+json' },
+  );
+}
