@@ -1,49 +1,135 @@
-// `npm start`: a private Valkey (or VALKEY_URL's) and the REST gateway in front of it, with
-// dev tokens, until Ctrl-C or SIGTERM; then it stops everything it started.
+// `npm start`: everything a producer needs, locally, until Ctrl-C or SIGTERM:
+//   a private Valkey (or VALKEY_URL's), the REST gateway in front of it, and the producer
+//   Worker under `wrangler dev` on 127.0.0.1:$PORT (default 8787), with a dev token
+//   ($EMQ_DEV_TOKEN, or a fresh one) allowed every queue. Every other EMQ_* variable
+//   reaches the Worker as a var. On a signal it stops all of it, workerd included.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { connectGlide } from '../shared/connections/glide.js';
 import { redactUrl } from '../shared/connections/valkey-url.js';
 import { enqueueScript } from '../shared/scripts.js';
-import { startGateway } from '../functions/gateway/server.js';
-import { startServer } from './valkey.js';
+import { startGateway, type RunningGateway } from '../functions/gateway/server.js';
+import { startServer, type RunningServer } from './valkey.js';
 
-const external = process.env.VALKEY_URL;
-const server = external ? undefined : await startServer();
-const valkeyUrl = external ?? server!.url;
-const admin = `dev-admin-${randomBytes(12).toString('hex')}`;
-const producer = `dev-producer-${randomBytes(12).toString('hex')}`;
-const tokens = process.env.EMQ_GATEWAY_TOKENS ?? `admin:${admin},producer:${producer}`;
-const gateway = await startGateway({ ...process.env, VALKEY_URL: valkeyUrl, EMQ_GATEWAY_TOKENS: tokens });
-const job = `JOB${'0'.repeat(25)}1`;
-// so the example's EVALSHA finds the script (producers fall back to EVAL by themselves)
-const loader = await connectGlide(valkeyUrl);
-await loader.command(['SCRIPT', 'LOAD', enqueueScript.text]);
-await loader.close();
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const port = Number(process.env.PORT || 8787);
+const devToken = process.env.EMQ_DEV_TOKEN || `dev-${randomBytes(16).toString('hex')}`;
+const gatewayToken = `dev-producer-${randomBytes(16).toString('hex')}`;
 
-process.stdout.write(
-  [
-    `Valkey:  ${redactUrl(valkeyUrl)}${server ? ` (${server.name}, private, unpersisted)` : ' (from VALKEY_URL)'}`,
-    `Gateway: ${gateway.url}`,
-    ...(process.env.EMQ_GATEWAY_TOKENS ? ['Tokens:  from EMQ_GATEWAY_TOKENS'] : [`Tokens:  admin ${admin}`, `         producer ${producer}`]),
-    '',
-    'Try it:',
-    `  echo -n 'hello' | VALKEY_URL=${redactUrl(valkeyUrl)} ./bin/emq.js enqueue demo`,
-    `  curl -H 'Authorization: Bearer ${process.env.EMQ_GATEWAY_TOKENS ? '<producer token>' : producer}' --data-binary 'hello' \\`,
-    `    ${gateway.url}/evalsha/${enqueueScript.sha1}/2/${encodeURIComponent(`emq:{demo}:job:${job}`)}/${encodeURIComponent('emq:{demo}:pending')}/${job}`,
-    '',
-    'Ctrl-C stops everything this started.',
-    '',
-  ].join('\n'),
-);
+let server: RunningServer | undefined;
+let gateway: RunningGateway | undefined;
+let worker: ChildProcess | undefined;
+let secretsFile: string | undefined;
+let stopping: Promise<void> | undefined;
+const SECRETS = new Set(['EMQ_TOKENS', 'EMQ_REST_TOKEN']);
 
-let stopping = false;
-async function stop(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  process.stdout.write(`\n${signal}: stopping\n`);
-  await gateway.stop();
-  await server?.stop();
-  process.exit(0);
+function log(line: string) {
+  process.stdout.write(`${line}\n`);
 }
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
+
+/** Stops what was started, newest first; the Worker's whole process group (wrangler and workerd). */
+function stop(why: string): Promise<void> {
+  stopping ??= (async () => {
+    log(`${why}: stopping`);
+    if (worker?.pid && worker.exitCode === null && worker.signalCode === null) {
+      const exited = new Promise((r) => worker!.once('exit', r));
+      try {
+        process.kill(-worker.pid, 'SIGTERM');
+      } catch {}
+      const force = setTimeout(() => {
+        try {
+          process.kill(-worker!.pid!, 'SIGKILL');
+        } catch {}
+      }, 5_000);
+      await exited;
+      clearTimeout(force);
+      try {
+        process.kill(-worker.pid, 'SIGKILL'); // workerd, if wrangler left it behind
+      } catch {}
+    }
+    if (secretsFile) rmSync(secretsFile, { force: true });
+    await gateway?.stop();
+    await server?.stop();
+  })();
+  return stopping;
+}
+
+process.on('SIGINT', () => void stop('SIGINT').then(() => process.exit(0)));
+process.on('SIGTERM', () => void stop('SIGTERM').then(() => process.exit(0)));
+
+async function startWorker(restUrl: string): Promise<string> {
+  const vars: Record<string, string> = {
+    ...(Object.fromEntries(
+      Object.entries(process.env).filter(([k, v]) => k.startsWith('EMQ_') && !SECRETS.has(k) && k !== 'EMQ_DEV_TOKEN' && v !== undefined),
+    ) as Record<string, string>),
+    EMQ_REST_URL: restUrl,
+  };
+  const xdg = join(root, '.cache', 'xdg');
+  mkdirSync(xdg, { recursive: true });
+  // secrets go through a private env file, not the command line (where ps would show them)
+  const secrets = { EMQ_REST_TOKEN: gatewayToken, EMQ_TOKENS: JSON.stringify([{ token: devToken, queues: ['*'] }]) };
+  secretsFile = join(root, '.cache', `dev-${process.pid}.env`);
+  writeFileSync(secretsFile, Object.entries(secrets).map(([k, v]) => `${k}='${v}'`).join('\n') + '\n', { mode: 0o600 });
+  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', 'warn', '--env-file', secretsFile];
+  for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
+  worker = spawn(join(root, 'node_modules', '.bin', 'wrangler'), args, {
+    cwd: root,
+    detached: true, // its own process group, so stopping reaches workerd too
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_HIDE_BANNER: 'true', CLOUDFLARE_CF_FETCH_ENABLED: 'false', XDG_CONFIG_HOME: xdg },
+  });
+  let output = '';
+  worker.stdout!.on('data', (d) => (output += d));
+  worker.stderr!.on('data', (d) => (output += d));
+  worker.once('exit', (code) => {
+    if (!stopping) {
+      process.stderr.write(`wrangler dev exited (${code}):\n${output.slice(-2000)}\n`);
+      void stop('wrangler dev exited').then(() => process.exit(1));
+    }
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return url;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`wrangler dev did not answer on ${url} within 60 s:\n${output.slice(-2000)}`);
+}
+
+try {
+  const external = process.env.VALKEY_URL;
+  if (!external) server = await startServer();
+  const valkeyUrl = external ?? server!.url;
+  gateway = await startGateway({
+    ...process.env,
+    VALKEY_URL: valkeyUrl,
+    EMQ_GATEWAY_TOKENS: `producer:${gatewayToken}`,
+    EMQ_GATEWAY_PORT: process.env.EMQ_GATEWAY_PORT ?? '0',
+  });
+  // so raw EVALSHA examples work at once (producers fall back to EVAL by themselves)
+  const loader = await connectGlide(valkeyUrl);
+  await loader.command(['SCRIPT', 'LOAD', enqueueScript.text]);
+  await loader.close();
+  const url = await startWorker(gateway.url);
+  log(
+    [
+      `Producer: ${url}  (the Worker, under wrangler dev)`,
+      `Token:    ${devToken}${process.env.EMQ_DEV_TOKEN ? ' (EMQ_DEV_TOKEN)' : ''}  (every queue)`,
+      `Gateway:  ${gateway.url}`,
+      `Valkey:   ${redactUrl(valkeyUrl)}${server ? ` (${server.name}, private, unpersisted)` : ' (VALKEY_URL)'}`,
+      '',
+      'Try it:',
+      `  curl -H 'Authorization: Bearer ${devToken}' --data-binary 'hello' ${url}/v1/queues/demo/jobs`,
+      '',
+      'Ctrl-C stops everything this started.',
+    ].join('\n'),
+  );
+} catch (err) {
+  process.stderr.write(`npm start: ${(err as Error).message}\n`);
+  await stop('failed to start');
+  process.exit(1);
+}
