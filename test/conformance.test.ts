@@ -165,6 +165,7 @@ describe.each(targets())('$name', (target) => {
       ['NUL only', new Uint8Array([0])],
       ['invalid UTF-8', new Uint8Array([0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x28, 0xa1, 0xf0, 0x90, 0x28, 0xbc, 0xff, 0xfe])],
       ['empty', new Uint8Array(0)],
+      ['a UTF-8 byte order mark first', new Uint8Array([0xef, 0xbb, 0xbf, 0x41, 0xef, 0xbb, 0xbf])],
       ['5 MiB', Uint8Array.from({ length: 5 * 1024 * 1024 }, (_, i) => (i * 2654435761) >>> 24)],
     ];
     it.each(cases)('%s', async (_, payload) => {
@@ -296,6 +297,18 @@ describe.each(targets())('$name', (target) => {
       expect(error.results[1]).toMatchObject({ id: fresh });
       expect((error.results[1] as { error: Error }).error).toBeInstanceOf(WrongTypeError);
       expect(Number(await admin.call('EXISTS', `emq:{${q}}:job:${fresh}`))).toBe(0);
+    });
+
+    it('payloads with a byte order mark, text and not, keep every byte in a batch', async () => {
+      const q = freshQueue();
+      const bom = [0xef, 0xbb, 0xbf];
+      const jobs = [new Uint8Array([...bom, 0x41]), new Uint8Array([...bom]), new Uint8Array([...bom, 0xff]), '\ufeffB'].map((payload) => ({ id: mintId(), payload }));
+      await enqueueMany(conn, q, jobs);
+      for (const job of jobs) {
+        const stored = (await admin.call('HGET', `emq:{${q}}:job:${job.id}`, 'payload')) as Buffer;
+        const want = typeof job.payload === 'string' ? Buffer.from(job.payload, 'utf8') : Buffer.from(job.payload);
+        expect([...stored]).toEqual([...want]);
+      }
     });
 
     it('an empty batch sends nothing', async () => {

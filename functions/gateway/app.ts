@@ -110,7 +110,7 @@ export function createGateway({
   };
 
   // JSON is UTF-8: a body that is not would be altered by decoding, so it is refused
-  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   const readJson = async (c: Context) => {
     const bytes = await readBody(c, maxBodyBytes);
     let text: string;

@@ -5,7 +5,8 @@ import type { Outcome, Reply } from '../../shared/connection.js';
 
 export class NotUtf8 extends Error {}
 
-const strict = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: true keeps a leading BOM as text; the default would drop those three bytes
+const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function encode(reply: Reply, base64: boolean): unknown {
   if (reply instanceof Uint8Array) {

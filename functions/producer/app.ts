@@ -58,7 +58,10 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
 
   app.onError((err, c) => {
     const p = problemOf(err);
-    if (p.status >= 500 && !(err instanceof EmqError)) console.error(`producer: ${c.req.method} ${c.req.path}: ${(err as Error).stack ?? String(err)}`);
+    // operators see misconfiguration (its detail names variables, never their values) and
+    // the unexpected; expected refusals and unavailability are the caller's to see
+    if (p.code === 'misconfigured') console.error(`producer: misconfigured: ${p.detail}`);
+    else if (p.code === 'internal') console.error(`producer: ${c.req.method} ${c.req.path}: ${(err as Error).stack ?? String(err)}`);
     return problemResponse(c, p);
   });
   app.notFound((c) => problemResponse(c, new Problem(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)));

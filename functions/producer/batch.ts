@@ -18,7 +18,7 @@ function bad(index: number, detail: string): Problem {
   return new Problem(400, 'invalid_batch', `item ${index}: ${detail}`, { index });
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: number): Job[] {
   let items: unknown;

@@ -26,7 +26,8 @@ export interface RestOptions {
 }
 
 const utf8 = new TextEncoder();
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: true keeps a leading BOM as text; the default would drop those three bytes
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const RETRYABLE = new Set([502, 503, 504]);
 const MAX_RETRY_AFTER_MS = 2_000;
 

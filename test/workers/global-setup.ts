@@ -1,0 +1,56 @@
+// Node side of the "workers" project: servers for the workerd tests to call, their
+// addresses handed over with provide() and read in workerd with inject() (keys typed in
+// provided.d.ts): the real gateway process in front of the run's first Valkey server
+// (`gateway`: its URL and its admin and producer tokens), and a tiny HTTP server on
+// 127.0.0.1 that echoes the request body (and reports what it received as hex in a header,
+// so a test can tell the request arrived intact independently of the response path).
+//
+// Listed in the ROOT `globalSetup` of vitest.config.ts, after test/global-setup.ts, not in
+// the workers project's own `globalSetup`, on purpose:
+//  - root global setups run after the per-project ones, so only here is `servers` (the
+//    Valkey servers test/global-setup.ts starts) already provided:
+//    project.getProvidedContext().servers;
+//  - a workers-project global setup is loaded through that project's Vite runner, which
+//    @cloudflare/vitest-pool-workers sets up for workerd (resolve conditions workerd/worker/
+//    browser instead of node, every dependency inlined): ioredis and @valkey/valkey-glide
+//    fail to load there. Here it is plain Node resolution.
+// Everything provided at the root reaches every project, workerd included.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TestProject } from 'vitest/node';
+import { startGatewayProcess } from '../support/gateway.js';
+
+export default async function setup(project: TestProject) {
+  // `--project node` leaves the workers project out of the run: nothing to start for it.
+  if (!project.vitest.projects.some((p) => p.name === 'workers')) return;
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-length': body.length,
+        'x-received-hex': body.toString('hex'),
+      });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  project.provide('echoUrl', `http://127.0.0.1:${port}/echo`);
+
+  const valkey = project.getProvidedContext().servers[0]!;
+  const gateway = await startGatewayProcess(valkey.url);
+  project.provide('gateway', { url: gateway.url, admin: gateway.admin, producer: gateway.producer });
+  return async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const code = await gateway.stop();
+    if (code !== 0) throw new Error(`the gateway exited with ${code}: ${gateway.stderr()}`);
+  };
+}

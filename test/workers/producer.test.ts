@@ -1,0 +1,232 @@
+// The producer Worker inside workerd, against the real gateway process and a real Valkey
+// (started Node-side by test/workers/global-setup.ts). Every refusal is checked for
+// "nothing written" through the gateway's admin token.
+import { describe, expect, inject, it } from 'vitest';
+import { producerFor } from '../../functions/producer/worker.js';
+import { mintId } from '../../shared/ids.js';
+
+const gw = inject('gateway');
+const TOKEN = 'caller-token-0123456789abcdef';
+const NARROW = 'narrow-token-0123456789abcdef';
+const base = {
+  EMQ_REST_URL: gw.url,
+  EMQ_REST_TOKEN: gw.producer,
+  EMQ_TOKENS: JSON.stringify([
+    { token: TOKEN, queues: ['*'] },
+    { token: NARROW, queues: ['narrow', 'tenant-a.*'] },
+  ]),
+  EMQ_MAX_PAYLOAD_BYTES: '1048576',
+};
+const app = producerFor(base);
+
+let n = 0;
+const fresh = (label = 'wq') => `${label}-${Date.now().toString(36)}-${(n++).toString(36)}`;
+
+function send(path: string, init: RequestInit & { token?: string | null } = {}, target = app): Promise<Response> {
+  const { token = TOKEN, ...rest } = init;
+  const headers = new Headers(rest.headers);
+  if (token) headers.set('Authorization', `Bearer ${token}`);
+  return Promise.resolve(target.fetch(new Request(`http://producer${path}`, { ...rest, headers }), base));
+}
+
+/** One command through the gateway's admin token; bulk replies base64-decoded to bytes. */
+async function admin(...args: string[]): Promise<unknown> {
+  const res = await fetch(gw.url, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${gw.admin}`, 'Upstash-Encoding': 'base64' },
+    body: JSON.stringify(args),
+  });
+  const body = (await res.json()) as { result?: unknown; error?: string };
+  if (body.error) throw new Error(body.error);
+  const decode = (v: unknown): unknown =>
+    typeof v === 'string' ? (v === 'OK' ? v : Uint8Array.from(atob(v), (c) => c.charCodeAt(0))) : Array.isArray(v) ? v.map(decode) : v;
+  return decode(body.result);
+}
+const text = (b: unknown) => new TextDecoder().decode(b as Uint8Array);
+/** Every key of a queue: the whole footprint a request may have left. */
+const footprint = async (q: string) => ((await admin('KEYS', `emq:{${q}}:*`)) as Uint8Array[]).map(text).sort();
+
+async function expectProblem(res: Response, status: number, code: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('Content-Type')).toBe('application/problem+json');
+  const p = (await res.json()) as Record<string, unknown>;
+  expect(p).toMatchObject({ type: `urn:emq:problem:${code}`, code, status });
+  expect(typeof p.detail).toBe('string');
+  return p;
+}
+
+describe('producer Worker in workerd', () => {
+  it('runs in workerd', () => {
+    expect(navigator.userAgent).toBe('Cloudflare-Workers');
+  });
+
+  it('POST /v1/queues/:q/jobs: 201, Location, the row born with the exact bytes', async () => {
+    const q = fresh();
+    const payload = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const res = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: payload });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { id: string; queue: string; verdict: string };
+    expect(body).toMatchObject({ queue: q, verdict: 'enqueued' });
+    expect(body.id).toMatch(/^JOB[0-7][0-9a-hjkmnp-tv-z]{25}$/);
+    expect(res.headers.get('Location')).toBe(`/v1/queues/${q}/jobs/${body.id}`);
+    const stored = (await admin('HGET', `emq:{${q}}:job:${body.id}`, 'payload')) as Uint8Array;
+    expect([...stored]).toEqual([...payload]);
+    expect(text(await admin('HGET', `emq:{${q}}:job:${body.id}`, 'state'))).toBe('pending');
+    expect(Number(await admin('ZSCORE', `emq:{${q}}:pending`, body.id))).toBe(0);
+  });
+
+  it('Emq-Job-Id: a retry answers 200 duplicate with the same shape, and the first payload stays', async () => {
+    const q = fresh();
+    const id = mintId();
+    const first = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'first', headers: { 'Emq-Job-Id': id } });
+    expect(first.status).toBe(201);
+    const again = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'second', headers: { 'Emq-Job-Id': id } });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ id, queue: q, verdict: 'duplicate' });
+    expect(text(await admin('HGET', `emq:{${q}}:job:${id}`, 'payload'))).toBe('first');
+    expect(await admin('ZCARD', `emq:{${q}}:pending`)).toBe(1);
+  });
+
+  it('GET /v1/queues/:q/jobs/:id: state and attempts, no payload; 404 for none', async () => {
+    const q = fresh();
+    const id = mintId();
+    await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'secret cargo', headers: { 'Emq-Job-Id': id } });
+    const res = await send(`/v1/queues/${q}/jobs/${id}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id, queue: q, state: 'pending', attempts: 0 });
+    await expectProblem(await send(`/v1/queues/${q}/jobs/${mintId()}`), 404, 'not_found');
+  });
+
+  it('POST batch: 1,000 items in one request, verdicts in request order, text and base64 exact', async () => {
+    const q = fresh();
+    const ids = Array.from({ length: 999 }, () => mintId());
+    const items: Array<Record<string, string>> = ids.map((id, i) => (i % 2 ? { id, payload: `job ${i} ✓` } : { id, payloadBase64: btoa(String.fromCharCode(0, 255, i % 256)) }));
+    items.push({ id: ids[0]!, payload: 'a repeat' });
+    const res = await send(`/v1/queues/${q}/batch`, { method: 'POST', body: JSON.stringify(items) });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { queue: string; results: Array<{ id: string; verdict: string }> };
+    expect(body.queue).toBe(q);
+    expect(body.results).toHaveLength(1000);
+    expect(body.results.map((r) => r.id)).toEqual([...ids, ids[0]]);
+    expect(body.results.slice(0, 999).every((r) => r.verdict === 'enqueued')).toBe(true);
+    expect(body.results[999]!.verdict).toBe('duplicate');
+    expect(await admin('ZCARD', `emq:{${q}}:pending`)).toBe(999);
+    expect([...((await admin('HGET', `emq:{${q}}:job:${ids[4]}`, 'payload')) as Uint8Array)]).toEqual([0, 255, 4]);
+    expect(text(await admin('HGET', `emq:{${q}}:job:${ids[5]}`, 'payload'))).toBe('job 5 ✓');
+  });
+
+  it('a batch item without an id gets a minted one', async () => {
+    const q = fresh();
+    const res = await send(`/v1/queues/${q}/batch`, { method: 'POST', body: JSON.stringify([{ payload: 'a' }, { payload: 'b' }]) });
+    const { results } = (await res.json()) as { results: Array<{ id: string; verdict: string }> };
+    expect(results[0]!.id < results[1]!.id).toBe(true);
+    expect(results.map((r) => r.verdict)).toEqual(['enqueued', 'enqueued']);
+  });
+
+  describe('refusals write nothing', () => {
+    it('401: no token, a wrong token', async () => {
+      const q = fresh();
+      await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', token: null }), 401, 'unauthorized');
+      await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', token: `${TOKEN}x` }), 401, 'unauthorized');
+      await expectProblem(await send(`/v1/queues/${q}/batch`, { method: 'POST', body: '[{"payload":"x"}]', token: null }), 401, 'unauthorized');
+      await expectProblem(await send(`/v1/queues/${q}/jobs/${mintId()}`, { token: 'nope' }), 401, 'unauthorized');
+      expect(await footprint(q)).toEqual([]);
+    });
+
+    it('403: a queue the token may not use (exact names and prefixes)', async () => {
+      const q = fresh('other');
+      await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', token: NARROW }), 403, 'forbidden_queue');
+      await expectProblem(await send(`/v1/queues/${q}/batch`, { method: 'POST', body: '[{"payload":"x"}]', token: NARROW }), 403, 'forbidden_queue');
+      expect(await footprint(q)).toEqual([]);
+      const allowed = `tenant-a.${fresh()}`;
+      expect((await send(`/v1/queues/${allowed}/jobs`, { method: 'POST', body: 'x', token: NARROW })).status).toBe(201);
+    });
+
+    it('400: an invalid queue name, an invalid or foreign-kind id', async () => {
+      await expectProblem(await send(`/v1/queues/${encodeURIComponent('a{b}')}/jobs`, { method: 'POST', body: 'x' }), 400, 'invalid_queue');
+      expect(await footprint('a{b}')).toEqual([]);
+      const q = fresh();
+      const bad = await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'JOBnope' } }), 400, 'invalid_id');
+      expect(bad.detail).toMatch(/29/);
+      await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'task-1' } }), 400, 'invalid_id');
+      expect(await footprint(q)).toEqual([]);
+    });
+
+    it('400: a bad batch item, named by index; nothing of the batch is written', async () => {
+      const q = fresh();
+      const cases: Array<[unknown, RegExp]> = [
+        [[{ payload: 'ok' }, { payloadBase64: 'not base64!' }], /item 1: /],
+        [[{ payload: 'ok' }, { payload: 'x', id: 'JOB1' }], /item 1: /],
+        [[{ payload: 'ok' }, { nope: 1 }], /item 1: /],
+        [[{ payload: 'a', payloadBase64: 'YQ==' }], /item 0: /],
+        [Array.from({ length: 1001 }, () => ({ payload: 'x' })), /at most 1000/],
+        [[], /non-empty/],
+        [{ payload: 'x' }, /array/],
+      ];
+      for (const [body, why] of cases) {
+        const p = await expectProblem(await send(`/v1/queues/${q}/batch`, { method: 'POST', body: JSON.stringify(body) }), 400, 'invalid_batch');
+        expect(p.detail).toMatch(why);
+      }
+      const lone = await send(`/v1/queues/${q}/batch`, { method: 'POST', body: '[{"payload":"ok"},{"payload":"\\ud800"}]' });
+      expect((await expectProblem(lone, 400, 'invalid_batch')).detail).toMatch(/item 1: .*lone surrogate/);
+      const notUtf8 = new Uint8Array([0x5b, 0x7b, 0x22, 0x70, 0x61, 0x79, 0x6c, 0x6f, 0x61, 0x64, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d, 0x5d]);
+      await expectProblem(await send(`/v1/queues/${q}/batch`, { method: 'POST', body: notUtf8 }), 400, 'invalid_batch');
+      await expectProblem(await send(`/v1/queues/${q}/batch`, { method: 'POST', body: '{not json' }), 400, 'invalid_batch');
+      expect(await footprint(q)).toEqual([]);
+    });
+
+    it('413: a payload over EMQ_MAX_PAYLOAD_BYTES, declared or streamed', async () => {
+      const env = { ...base, EMQ_MAX_PAYLOAD_BYTES: '1024' };
+      const small = producerFor(env);
+      const q = fresh();
+      const over = new Uint8Array(1025);
+      const viaSmall = (init: RequestInit) =>
+        Promise.resolve(small.fetch(new Request(`http://producer/v1/queues/${q}/jobs`, { ...init, headers: { Authorization: `Bearer ${TOKEN}` } }), env));
+      await expectProblem(await viaSmall({ method: 'POST', body: over }), 413, 'payload_too_large');
+      const stream = new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < 64; i++) controller.enqueue(new Uint8Array(512));
+          controller.close();
+        },
+      });
+      await expectProblem(await viaSmall({ method: 'POST', body: stream, duplex: 'half' } as RequestInit), 413, 'payload_too_large');
+      expect((await viaSmall({ method: 'POST', body: new Uint8Array(1024) })).status).toBe(201);
+      expect(await footprint(q)).toHaveLength(2); // only the last, within the cap
+    });
+
+    it('503 with Retry-After when the Valkey path is down; /readyz too; /healthz stays 200', async () => {
+      const env = { ...base, EMQ_REST_URL: 'http://127.0.0.1:9', EMQ_REST_TIMEOUT_MS: '1000' };
+      const down = producerFor(env);
+      const q = fresh();
+      const res = await Promise.resolve(
+        down.fetch(new Request(`http://producer/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { Authorization: `Bearer ${TOKEN}` } }), env),
+      );
+      await expectProblem(res, 503, 'unavailable');
+      expect(res.headers.get('Retry-After')).toMatch(/^\d+$/);
+      await expectProblem(await Promise.resolve(down.fetch(new Request('http://producer/readyz'), env)), 503, 'unavailable');
+      expect((await Promise.resolve(down.fetch(new Request('http://producer/healthz'), env))).status).toBe(200);
+      expect(await footprint(q)).toEqual([]);
+    });
+
+    it('500 misconfigured, without secrets, when EMQ_TOKENS is missing or broken', async () => {
+      for (const EMQ_TOKENS of [undefined, 'not json', '[{"token":"short","queues":["*"]}]']) {
+        const env = { ...base, EMQ_TOKENS };
+        const broken = producerFor(env);
+        const res = await Promise.resolve(broken.fetch(new Request('http://producer/v1/queues/q/jobs', { method: 'POST', body: 'x', headers: { Authorization: `Bearer ${TOKEN}` } }), env));
+        const p = await expectProblem(res, 500, 'misconfigured');
+        expect(JSON.stringify(p)).not.toContain(TOKEN);
+        expect(p.detail).toMatch(/EMQ_TOKENS/);
+      }
+    });
+  });
+
+  it('/healthz and /readyz answer 200', async () => {
+    expect(await (await send('/healthz', { token: null })).json()).toEqual({ status: 'ok' });
+    expect(await (await send('/readyz', { token: null })).json()).toEqual({ status: 'ready' });
+  });
+
+  it('405 and 404 are problem documents too', async () => {
+    await expectProblem(await send(`/v1/queues/${fresh()}/jobs`, { method: 'PUT', body: 'x' }), 405, 'not_allowed');
+    await expectProblem(await send('/nowhere', { token: null }), 404, 'not_found');
+  });
+});
