@@ -59,6 +59,12 @@ function stop(why: string): Promise<void> {
 
 process.on('SIGINT', () => void stop('SIGINT').then(() => process.exit(0)));
 process.on('SIGTERM', () => void stop('SIGTERM').then(() => process.exit(0)));
+// npm does not pass SIGTERM on to the script it runs: when npm goes, this process is
+// re-parented, and that is the cue to stop everything rather than run on as an orphan.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void stop('parent process gone').then(() => process.exit(0));
+}, 250).unref();
 
 async function startWorker(restUrl: string): Promise<string> {
   const vars: Record<string, string> = {
@@ -103,7 +109,7 @@ async function startWorker(restUrl: string): Promise<string> {
 try {
   const external = process.env.VALKEY_URL;
   if (!external) server = await startServer();
-  const valkeyUrl = external ?? server!.url;
+  const valkeyUrl = external || server!.url;
   gateway = await startGateway({
     ...process.env,
     VALKEY_URL: valkeyUrl,

@@ -1,0 +1,97 @@
+// `npm start` from the repository, as a person runs it: it comes up, a job can be enqueued
+// over HTTP, and SIGTERM (or Ctrl-C) stops all of it: no process it started is left.
+import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+import { freshQueue } from './support/admin.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** Every live process below `pid` (from /proc), with its command line. */
+function descendants(pid: number): Map<number, string> {
+  const parent = new Map<number, number>();
+  const cmd = new Map<number, string>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      cmd.set(Number(entry), readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim());
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out = new Map<number, string>();
+  const walk = (p: number) => {
+    for (const [child, par] of parent) if (par === p && !out.has(child)) (out.set(child, cmd.get(child) ?? ''), walk(child));
+  };
+  walk(pid);
+  return out;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+it('npm start serves the producer, enqueues over HTTP, and SIGTERM leaves no process behind', { timeout: 120_000 }, async () => {
+  const port = await freePort();
+  const token = 'npm-start-test-token-0123456789';
+  const child = spawn('npm', ['start'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), EMQ_DEV_TOKEN: token, VALKEY_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    for (const deadline = Date.now() + 90_000; !out.includes('Ctrl-C stops everything'); ) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not come up:\n${out}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(out).toContain(`Producer: http://127.0.0.1:${port}`);
+    expect(out).toContain(token);
+
+    const q = freshQueue('start');
+    const res = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs`, { method: 'POST', body: 'hello', headers: { Authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    const read = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs/${id}`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(await read.json()).toMatchObject({ id, state: 'pending', attempts: 0 });
+
+    const started = descendants(child.pid!);
+    const names = [...started.values()].join('\n');
+    expect(names).toMatch(/valkey-server|redis-server/);
+    expect(names).toMatch(/workerd/);
+    expect(names).toMatch(/wrangler/);
+
+    // as a supervisor would: SIGTERM to npm alone (npm does not pass it on to the script)
+    child.kill('SIGTERM');
+    await exited;
+    for (const deadline = Date.now() + 10_000; [...started.keys()].some(alive) && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const left = [...started].filter(([pid]) => alive(pid)).map(([pid, cmd]) => `${pid} ${cmd}`);
+    expect(left).toEqual([]);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+});
