@@ -1,0 +1,27 @@
+// `npm run build:worker` (the Worker half of `npm run build`): a bundle for every
+// environment in wrangler.toml, each size printed, each under the 40 KiB gzip budget.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+it('bundles every wrangler.toml environment and prints its size, each under 40 KiB gzipped', { timeout: 120_000 }, () => {
+  const toml = readFileSync(`${root}wrangler.toml`, 'utf8');
+  const envs = [...toml.matchAll(/^\[env\.([^\].]+)\]\s*$/gm)].map((m) => m[1]!);
+  expect(envs.length).toBeGreaterThanOrEqual(2);
+  const out = execFileSync('npm', ['run', '--silent', 'build:worker'], { cwd: root, encoding: 'utf8', timeout: 110_000 });
+  for (const env of ['default', ...envs]) {
+    const line = out.split('\n').find((l) => l.trim().startsWith(`${env} `));
+    expect(line, `a size line for ${env} in:\n${out}`).toBeDefined();
+    const gzip = Number(/gzip\s+([\d.]+) KiB/.exec(line!)?.[1]);
+    expect(gzip).toBeGreaterThan(1);
+    expect(gzip).toBeLessThan(40);
+    // the bundle really is the worker: it has the routes and no Node-only client in it
+    const bundle = readFileSync(`${root}dist/worker/${env}/worker.js`, 'utf8');
+    expect(bundle).toContain('/v1/queues/:queue/jobs');
+    expect(bundle).not.toContain('valkey-glide');
+  }
+  expect(toml).toMatch(/compatibility_date = "2026-0[1-5]-\d\d"/);
+});

@@ -1,0 +1,134 @@
+// The typed client against the producer app on Node (`emq producer`, glide to Valkey), over
+// real HTTP: ids minted on the client, exact bytes, problems as ProducerError, and retries
+// that never make a second job.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ProducerError, createProducer } from '../client/index.js';
+import { decodeId } from '../shared/index.js';
+import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+
+const bin = fileURLToPath(new URL('../bin/emq.js', import.meta.url));
+const TOKEN = 'client-test-token-0123456789';
+
+describe('createProducer (typed client)', () => {
+  const valkeyUrl = inject('servers')[0]!.url;
+  let producer: ChildProcess;
+  let url: string;
+  let admin: Admin;
+
+  beforeAll(async () => {
+    admin = await connectAdmin(valkeyUrl);
+    producer = spawn(process.execPath, [bin, 'producer'], {
+      env: { ...process.env, VALKEY_URL: valkeyUrl, PORT: '0', EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      producer.stdout!.on('data', (d) => {
+        out += d;
+        const m = /^(http:\/\/\S+)\n/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      producer.once('exit', (code) => reject(new Error(`emq producer exited with ${code}`)));
+    });
+  });
+  afterAll(async () => {
+    admin?.close();
+    if (producer && producer.exitCode === null) {
+      const exited = new Promise((r) => producer.once('exit', r));
+      producer.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('enqueue: mints a JOB id on the client, stores the bytes exactly, duplicate on the same id', async () => {
+    const client = createProducer({ url, token: TOKEN });
+    const q = freshQueue('client');
+    const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const first = await client.enqueue(q, bytes);
+    expect(first).toMatchObject({ queue: q, verdict: 'enqueued' });
+    expect(decodeId(first.id).version).toBe(7);
+    expect([...((await admin.call('HGET', `emq:{${q}}:job:${first.id}`, 'payload')) as Buffer)]).toEqual([...bytes]);
+    expect(await client.enqueue(q, 'other', { id: first.id })).toEqual({ id: first.id, queue: q, verdict: 'duplicate' });
+    expect(await client.status(q, first.id)).toEqual({ id: first.id, queue: q, state: 'pending', attempts: 0 });
+  });
+
+  it('enqueueMany: text, bytes that are not UTF-8, a BOM: all exact, verdicts in order', async () => {
+    const client = createProducer({ url, token: TOKEN });
+    const q = freshQueue('client');
+    const jobs = [{ payload: 'text ✓' }, { payload: new Uint8Array([0xff, 0, 0xfe]) }, { payload: new Uint8Array([0xef, 0xbb, 0xbf, 0x41]) }];
+    const results = await client.enqueueMany(q, jobs);
+    expect(results.map((r) => r.verdict)).toEqual(['enqueued', 'enqueued', 'enqueued']);
+    const stored = await Promise.all(results.map(async (r) => [...((await admin.call('HGET', `emq:{${q}}:job:${r.id}`, 'payload')) as Buffer)]));
+    expect(stored).toEqual([[...Buffer.from('text ✓')], [0xff, 0, 0xfe], [0xef, 0xbb, 0xbf, 0x41]]);
+  });
+
+  it('a refusal is a ProducerError with the problem\'s code, and is not retried', async () => {
+    let calls = 0;
+    const client = createProducer({ url, token: 'wrong-token-0123456789', fetch: (i, init) => (calls++, fetch(i, init)) });
+    const q = freshQueue('client');
+    const error = await client.enqueue(q, 'x').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProducerError);
+    expect(error).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(calls).toBe(1);
+    await expect(createProducer({ url, token: TOKEN }).enqueue('bad queue', 'x')).rejects.toMatchObject({ status: 400, code: 'invalid_queue' });
+    expect(await admin.footprint(q)).toEqual({});
+  });
+
+  describe('through a proxy that answers 503 to the first try, after the job has landed', () => {
+    let proxy: Server;
+    let proxyUrl: string;
+    let seen: string[] = [];
+    let failFirst = true;
+    beforeAll(async () => {
+      // forwards to the producer; on the first request of each test, forwards it and then
+      // answers 503 anyway: the job landed, the client does not know
+      proxy = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c) => chunks.push(c));
+        req.on('end', () => {
+          seen.push(String(req.headers['emq-job-id'] ?? ''));
+          const target = new URL(req.url!, url);
+          const fwd = request(target, { method: req.method, headers: req.headers }, (up) => {
+            const body: Buffer[] = [];
+            up.on('data', (c) => body.push(c));
+            up.on('end', () => {
+              if (failFirst) {
+                failFirst = false;
+                res.writeHead(503, { 'Retry-After': '0', 'Content-Type': 'application/problem+json' }).end('{"code":"unavailable"}');
+              } else res.writeHead(up.statusCode!, up.headers).end(Buffer.concat(body));
+            });
+          });
+          fwd.end(Buffer.concat(chunks));
+        });
+      });
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+      proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    });
+    afterAll(() => new Promise((r) => proxy.close(r)));
+
+    it('the retry carries the same id: one job, and the answer is duplicate', async () => {
+      seen = [];
+      failFirst = true;
+      const client = createProducer({ url: proxyUrl, token: TOKEN, backoffMs: 1 });
+      const q = freshQueue('retry');
+      const result = await client.enqueue(q, 'landed once');
+      expect(seen).toHaveLength(2);
+      expect(seen[0]).toBe(seen[1]);
+      expect(result).toEqual({ id: seen[0], queue: q, verdict: 'duplicate' });
+      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(1);
+    });
+
+    it('a batch retried after a 503 keeps its ids: no job twice', async () => {
+      failFirst = true;
+      const client = createProducer({ url: proxyUrl, token: TOKEN, backoffMs: 1 });
+      const q = freshQueue('retry');
+      const results = await client.enqueueMany(q, [{ payload: 'a' }, { payload: 'b' }]);
+      expect(results.map((r) => r.verdict)).toEqual(['duplicate', 'duplicate']);
+      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(2);
+    });
+  });
+});
