@@ -54,7 +54,8 @@ it('npm start serves the producer, enqueues over HTTP, and SIGTERM leaves no pro
   const token = 'npm-start-test-token-0123456789';
   const child = spawn('npm', ['start'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), EMQ_DEV_TOKEN: token, VALKEY_URL: '' },
+    // EMQ_MAX_PAYLOAD_BYTES must reach the Worker as a var, like every EMQ_* variable
+    env: { ...process.env, PORT: String(port), EMQ_DEV_TOKEN: token, VALKEY_URL: '', EMQ_MAX_PAYLOAD_BYTES: '64' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -75,6 +76,9 @@ it('npm start serves the producer, enqueues over HTTP, and SIGTERM leaves no pro
     const { id } = (await res.json()) as { id: string };
     const read = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs/${id}`, { headers: { Authorization: `Bearer ${token}` } });
     expect(await read.json()).toMatchObject({ id, state: 'pending', attempts: 0 });
+
+    const big = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs`, { method: 'POST', body: 'x'.repeat(65), headers: { Authorization: `Bearer ${token}` } });
+    expect(big.status).toBe(413);
 
     const started = descendants(child.pid!);
     const names = [...started.values()].join('\n');
