@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'kind'
   | 'layout'
   | 'wrong_type'
+  | 'conflict'
   | 'server'
   | 'connection'
   | 'auth'

@@ -78,3 +78,22 @@ export function enqueueKeys(queue: string): (id: string) => [row: string, pendin
     return [rowOf(queue, id), pending];
   };
 }
+
+const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+/**
+ * `emq:{<queue>}:once:<64 hex>`, a dedupe marker: the SHA-256 of the scope and the key, so
+ * any delivery id or Idempotency-Key (and a scope holding a token's digest) makes a short,
+ * safe key in the queue's slot.
+ */
+export async function markerKey(queue: string, scope: string, key: string): Promise<string> {
+  validateQueue(queue);
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${scope}\u0000${key}`));
+  return `emq:{${queue}}:once:${hex(digest)}`;
+}
+
+/** The SHA-256 of bytes, in hex: payload fingerprints for markers. */
+export async function sha256Hex(bytes: Uint8Array | string): Promise<string> {
+  const data = typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytes;
+  return hex(await crypto.subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>));
+}

@@ -151,9 +151,13 @@ export class RestConnection implements Connection {
     const args = argsOf(command);
     const last = args[args.length - 1]!;
     const safe = this.safe([command]);
-    if (last.length === 0) {
-      // an empty last argument cannot be a body (an empty body adds none): send JSON
-      return outcomeOf(await this.request('/', JSON.stringify(args.map((a) => jsonText(a) ?? '')), 'application/json', safe));
+    // path-style drops empty segments, and an empty body adds no argument: then send JSON
+    if (args.some((a) => a.length === 0)) {
+      const texts = args.map(jsonText);
+      if (texts.some((t) => t === undefined)) {
+        throw new InvalidPayloadError('a command with an empty argument and bytes that are not UTF-8 has no exact REST form');
+      }
+      return outcomeOf(await this.request('/', JSON.stringify(texts), 'application/json', safe));
     }
     const path = '/' + args.slice(0, -1).map(segment).join('/');
     const body = typeof last === 'string' ? utf8.encode(last) : last;

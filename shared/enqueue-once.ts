@@ -1,0 +1,54 @@
+// enqueueOnce: enqueue behind a dedupe marker (a webhook delivery id, an Idempotency-Key),
+// in one atomic script, one round trip. The first use of a key enqueues; every later use
+// within the marker's lifetime answers the job it made, as `duplicate`.
+import type { Connection } from './connection.js';
+import { runScript } from './dispatch.js';
+import { EmqError, ProtocolError, RefusalError, fromReply } from './errors.js';
+import { enqueueKeys, markerKey, sha256Hex } from './keyspace.js';
+import { enqueueOnceScript } from './scripts.js';
+import type { Payload, Verdict } from './enqueue.js';
+
+/** The key was used before with another payload; nothing was written. */
+export class ConflictError extends RefusalError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
+
+export interface OnceOptions {
+  /** What the key belongs to, e.g. `webhook:github` or `key:<token digest>`. */
+  scope: string;
+  /** The delivery id or Idempotency-Key. */
+  key: string;
+  /** The id to use when the key is new. */
+  id: string;
+  payload: Payload;
+  /** Compare payloads on reuse (Idempotency-Key); a different one is a ConflictError. */
+  compare: boolean;
+  /** How long the marker lives, in seconds. */
+  ttlSeconds: number;
+}
+
+export async function enqueueOnce(connection: Connection, queue: string, options: OnceOptions): Promise<{ id: string; verdict: Verdict }> {
+  const { scope, key, id, payload, compare, ttlSeconds } = options;
+  const [row, pending] = enqueueKeys(queue)(id);
+  if (typeof payload === 'string' && !payload.isWellFormed()) {
+    throw new RefusalError('invalid_payload', 'payload string has a lone surrogate; pass bytes instead');
+  }
+  const marker = await markerKey(queue, scope, key);
+  const fingerprint = compare ? await sha256Hex(payload) : '-';
+  const outcome = await runScript(connection, enqueueOnceScript, [row, pending, marker], [id, payload, fingerprint, String(Math.max(1, Math.floor(ttlSeconds)))]);
+  if (!outcome.ok) {
+    const err = fromReply(outcome.error);
+    if (err instanceof EmqError && err.code === 'server' && outcome.error.startsWith('EMQCONFLICT')) {
+      throw new ConflictError(outcome.error.replace(/^EMQCONFLICT:? */, ''));
+    }
+    throw err;
+  }
+  const value = outcome.value;
+  if (!Array.isArray(value) || value.length !== 2) throw new ProtocolError(`@enqueue-once replied ${String(value)}`);
+  const [flag, original] = value;
+  const text = typeof original === 'string' ? original : original instanceof Uint8Array ? new TextDecoder().decode(original) : '';
+  if ((flag !== 1 && flag !== 0) || !text.startsWith('JOB')) throw new ProtocolError(`@enqueue-once replied ${JSON.stringify(value)}`);
+  return { id: text, verdict: flag === 1 ? 'enqueued' : 'duplicate' };
+}
