@@ -3,6 +3,7 @@
 //   POST /v1/queues/:queue/jobs       body = payload; Emq-Job-Id optional → 201 | 200 duplicate
 //   POST /v1/queues/:queue/batch      JSON items → 200 {queue, results: [{id, verdict}]}
 //   GET  /v1/queues/:queue/jobs/:id   → 200 {id, queue, state, attempts} | 404
+//   POST /v1/webhooks/:source         a signed delivery → 201 | 200 duplicate (see webhooks/)
 //   GET  /healthz, GET /readyz
 import { Hono, type Context } from 'hono';
 import {
@@ -14,6 +15,8 @@ import {
   InvalidPayloadError,
   InvalidQueueError,
   KindError,
+  ConflictError,
+  enqueueOnce,
   WrongTypeError,
   enqueue,
   enqueueMany,
@@ -27,6 +30,8 @@ import { TooLarge, readBody } from '../http/body.js';
 import { parseBatch } from './batch.js';
 import type { Config } from './config.js';
 import { Problem, problemResponse } from './problem.js';
+import { envelope } from './webhooks/envelope.js';
+import { verify } from './webhooks/verify.js';
 import type { Caller } from './tokens.js';
 
 export interface ProducerOptions {
@@ -82,7 +87,7 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
     return c.json({ status: 'ready' });
   });
 
-  app.use('/v1/*', async (c, next) => {
+  app.use('/v1/queues/*', async (c, next) => {
     const header = c.req.header('Authorization');
     const token = header && /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
     const caller = token ? await settings().tokens.callerOf(token) : undefined;
@@ -101,19 +106,56 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
 
   const location = (queue: string, id: string) => `/v1/queues/${queue}/jobs/${id}`;
 
+  const payloadOf = (c: Context, max: number) =>
+    readBody(c, max).catch((err: unknown) => {
+      if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `the payload is larger than ${max} bytes`);
+      throw err;
+    });
+
   app.post('/v1/queues/:queue/jobs', async (c) => {
     const queue = queueOf(c);
     const given = c.req.header('Emq-Job-Id');
-    const id = given ?? mintId();
+    const key = c.req.header('Idempotency-Key');
+    let id = given ?? mintId();
     validateId(id);
-    const { maxPayloadBytes } = settings();
-    const payload = await readBody(c, maxPayloadBytes).catch((err: unknown) => {
-      if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `the payload is larger than ${maxPayloadBytes} bytes`);
-      throw err;
-    });
-    const verdict = await enqueue(connection(), queue, id, payload);
+    if (key !== undefined && !/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(key)) {
+      throw new Problem(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+    }
+    const { maxPayloadBytes, dedupeTtlSeconds } = settings();
+    const payload = await payloadOf(c, maxPayloadBytes);
+    let verdict;
+    if (key === undefined) verdict = await enqueue(connection(), queue, id, payload);
+    else {
+      // keys are the caller's own: scoped to the queue (the marker's slot) and the token
+      const scope = `key:${c.get('caller').scope}`;
+      try {
+        ({ id, verdict } = await enqueueOnce(connection(), queue, { scope, key, id, payload, compare: true, ttlSeconds: dedupeTtlSeconds }));
+      } catch (err) {
+        if (err instanceof ConflictError) throw new Problem(422, 'idempotency_conflict', `this Idempotency-Key was used with another payload (${err.message})`);
+        throw err;
+      }
+    }
     c.header('Location', location(queue, id));
     return c.json({ id, queue, verdict }, verdict === 'enqueued' ? 201 : 200);
+  });
+
+  app.post('/v1/webhooks/:source', async (c) => {
+    const { sources, maxPayloadBytes, dedupeTtlSeconds } = settings();
+    const source = sources.get(c.req.param('source'));
+    if (!source) throw new Problem(404, 'not_found', `no webhook source "${c.req.param('source')}" in EMQ_SOURCES`);
+    const body = await payloadOf(c, maxPayloadBytes);
+    const delivery = await verify(source, c.req.raw.headers, body);
+    if ('code' in delivery) throw new Problem(delivery.status, delivery.code, delivery.detail);
+    const payload = envelope(source, delivery, c.req.header('Content-Type') ?? '', body);
+    const { id, verdict } = await enqueueOnce(connection(), source.queue, {
+      scope: `webhook:${source.name}`,
+      key: delivery.id,
+      id: mintId(),
+      payload,
+      compare: false,
+      ttlSeconds: dedupeTtlSeconds,
+    });
+    return c.json({ id, queue: source.queue, verdict }, verdict === 'enqueued' ? 201 : 200);
   });
 
   app.post('/v1/queues/:queue/batch', async (c) => {

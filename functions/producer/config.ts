@@ -5,7 +5,10 @@
 //   EMQ_MAX_PAYLOAD_BYTES    one job's payload cap, default 1048576 (1 MiB)
 //   EMQ_MAX_BATCH_BYTES      a batch request's body cap, default 5242880 (5 MiB)
 //   EMQ_REST_TIMEOUT_MS      one REST request's budget, default 5000
+//   EMQ_SOURCES              webhook sources (see webhooks/sources.ts); a secret when it holds secrets
+//   EMQ_DEDUPE_TTL_SECONDS   how long a delivery id or Idempotency-Key is remembered, default 604800 (7 days)
 import { parseTokens, type Tokens } from './tokens.js';
+import { parseSources, type Source } from './webhooks/sources.js';
 
 export type Vars = Record<string, string | undefined>;
 
@@ -14,6 +17,8 @@ export interface Config {
   maxPayloadBytes: number;
   maxBatchBytes: number;
   maxBatchItems: number;
+  sources: Map<string, Source>;
+  dedupeTtlSeconds: number;
 }
 
 function positive(vars: Vars, name: string, fallback: number): number {
@@ -30,5 +35,7 @@ export function configFrom(vars: Vars): Config {
     maxPayloadBytes: positive(vars, 'EMQ_MAX_PAYLOAD_BYTES', 1024 * 1024),
     maxBatchBytes: positive(vars, 'EMQ_MAX_BATCH_BYTES', 5 * 1024 * 1024),
     maxBatchItems: 1_000,
+    sources: parseSources(vars.EMQ_SOURCES),
+    dedupeTtlSeconds: positive(vars, 'EMQ_DEDUPE_TTL_SECONDS', 7 * 24 * 3600),
   };
 }

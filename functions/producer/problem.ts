@@ -17,6 +17,11 @@ export type ProblemCode =
   | 'unavailable'
   | 'upstream_auth'
   | 'misconfigured'
+  | 'invalid_signature'
+  | 'stale_timestamp'
+  | 'invalid_delivery'
+  | 'invalid_idempotency_key'
+  | 'idempotency_conflict'
   | 'internal';
 
 const TITLES: Record<ProblemCode, string> = {
@@ -33,6 +38,11 @@ const TITLES: Record<ProblemCode, string> = {
   unavailable: 'Valkey is unavailable',
   upstream_auth: 'The producer cannot authenticate to its Valkey path',
   misconfigured: 'The producer is misconfigured',
+  invalid_signature: 'The webhook signature does not verify',
+  stale_timestamp: 'The webhook timestamp is outside the tolerance',
+  invalid_delivery: 'The webhook delivery lacks what identifies it',
+  invalid_idempotency_key: 'Invalid Idempotency-Key',
+  idempotency_conflict: 'This Idempotency-Key was used with another payload',
   internal: 'Internal error',
 };
 

@@ -7,6 +7,8 @@
 export interface Caller {
   /** Whether this caller may use the queue. */
   allows(queue: string): boolean;
+  /** The token's SHA-256 in hex: scopes Idempotency-Keys to the caller without keeping the token. */
+  scope: string;
 }
 
 export interface Tokens {
@@ -22,11 +24,13 @@ interface Entry {
 const utf8 = new TextEncoder();
 const sha256 = async (s: string) => new Uint8Array(await crypto.subtle.digest('SHA-256', utf8.encode(s)));
 
-function callerFor(patterns: string[]): Caller {
+function allowing(patterns: string[]): (queue: string) => boolean {
   const exact = new Set(patterns.filter((p) => !p.endsWith('*')));
   const prefixes = patterns.filter((p) => p.endsWith('*')).map((p) => p.slice(0, -1));
-  return { allows: (q) => exact.has(q) || prefixes.some((p) => q.startsWith(p)) };
+  return (q) => exact.has(q) || prefixes.some((p) => q.startsWith(p));
 }
+
+const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 /** Parses EMQ_TOKENS; an error names the entry by position, never by its token. */
 export function parseTokens(spec: string | undefined): Tokens {
@@ -44,13 +48,18 @@ export function parseTokens(spec: string | undefined): Tokens {
     if (!Array.isArray(queues) || queues.length === 0 || !queues.every((q) => typeof q === 'string' && q.length > 0)) {
       throw new Error(`EMQ_TOKENS[${i}].queues must be a non-empty array of queue names or prefixes ending in *`);
     }
-    return { token, caller: callerFor(queues as string[]) };
+    return { token, allows: allowing(queues as string[]) };
   });
   let entries: Promise<Entry[]> | undefined;
   return {
     async callerOf(presented) {
       // digests are made on first use: Workers allow no crypto at a script's top level
-      entries ??= Promise.all(raw.map(async (r) => ({ digest: await sha256(r.token), caller: r.caller })));
+      entries ??= Promise.all(
+        raw.map(async (r) => {
+          const digest = await sha256(r.token);
+          return { digest, caller: { allows: r.allows, scope: hex(digest) } };
+        }),
+      );
       const d = await sha256(presented);
       let found: Caller | undefined;
       for (const e of await entries) {
