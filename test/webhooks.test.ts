@@ -1,0 +1,188 @@
+// Webhook ingestion: deliveries signed by each provider's own library (plus hmac), through
+// the producer app (in-process, over glide to the real Valkey). Refusals write nothing; a
+// redelivery is the same job; the envelope gives the exact body back.
+import { createHmac } from 'node:crypto';
+import { sign as githubSign } from '@octokit/webhooks-methods';
+import { Webhook } from 'standardwebhooks';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createProducer } from '../functions/producer/app.js';
+import { configFrom } from '../functions/producer/config.js';
+import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
+import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+
+const TOKEN = 'webhook-test-token-0123456789';
+const q = freshQueue('hooks');
+const STANDARD_OLD = `whsec_${Buffer.from('old-standard-secret-bytes').toString('base64')}`;
+const STANDARD_NEW = `whsec_${Buffer.from('new-standard-secret-bytes').toString('base64')}`;
+const SOURCES = {
+  gh: { kind: 'github', secrets: ['gh-old-secret', 'gh-new-secret'], queue: q },
+  st: { kind: 'stripe', secrets: ['whsec_stripe_old', 'whsec_stripe_new'], queue: q },
+  sw: { kind: 'standard', secrets: [STANDARD_OLD, STANDARD_NEW], queue: q },
+  hm: { kind: 'hmac', secrets: ['hmac-secret'], queue: q, signatureHeader: 'X-Signature', encoding: 'base64', signaturePrefix: 'v=', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
+};
+
+describe('POST /v1/webhooks/:source', () => {
+  const valkeyUrl = inject('servers')[0]!.url;
+  let glide: GlideConnection;
+  let admin: Admin;
+  let app: ReturnType<typeof createProducer>;
+  const stripe = new Stripe('sk_test_unused');
+
+  beforeAll(async () => {
+    glide = await connectGlide(valkeyUrl);
+    admin = await connectAdmin(valkeyUrl);
+    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(SOURCES) });
+    app = createProducer({ config: () => config, connection: () => glide });
+  });
+  afterAll(async () => {
+    await glide?.close();
+    admin?.close();
+  });
+
+  const post = async (source: string, body: string | Uint8Array, headers: Record<string, string>) => {
+    const res = await app.fetch(new Request(`http://producer/v1/webhooks/${source}`, { method: 'POST', body, headers }));
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const footprint = () => admin.footprint(q);
+  const envelopeOf = async (id: string) => JSON.parse(((await admin.call('HGET', `emq:{${q}}:job:${id}`, 'payload')) as Buffer).toString()) as Record<string, string>;
+
+  it('github (@octokit/webhooks-methods sign): 201, an envelope with the exact body; old and new secrets both verify', async () => {
+    const body = JSON.stringify({ action: 'opened', n: Math.random() });
+    for (const [secret, delivery] of [['gh-old-secret', crypto.randomUUID()], ['gh-new-secret', crypto.randomUUID()]] as const) {
+      const res = await post('gh', body, { 'X-Hub-Signature-256': await githubSign(secret, body), 'X-GitHub-Delivery': delivery, 'X-GitHub-Event': 'pull_request', 'Content-Type': 'application/json' });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ queue: q, verdict: 'enqueued' });
+      const env = await envelopeOf(res.body.id as string);
+      expect(env).toMatchObject({ v: 1, source: 'gh', kind: 'github', event: 'pull_request', delivery, contentType: 'application/json' });
+      expect(Buffer.from(env.body!, 'base64').toString()).toBe(body);
+      expect(Date.parse(env.receivedAt!)).toBeGreaterThan(Date.now() - 60_000);
+    }
+  });
+
+  it('a redelivery (new signature, same delivery id) is the same job: no second row, no second pending entry', async () => {
+    const delivery = crypto.randomUUID();
+    const body = '{"zen":"redelivered"}';
+    const first = await post('gh', body, { 'X-Hub-Signature-256': await githubSign('gh-new-secret', body), 'X-GitHub-Delivery': delivery });
+    const pendingBefore = Number(await admin.call('ZCARD', `emq:{${q}}:pending`));
+    const keysBefore = Object.keys(await footprint()).length;
+    const again = await post('gh', body, { 'X-Hub-Signature-256': await githubSign('gh-old-secret', body), 'X-GitHub-Delivery': delivery });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ id: first.body.id, queue: q, verdict: 'duplicate' });
+    expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(pendingBefore);
+    expect(Object.keys(await footprint()).length).toBe(keysBefore);
+  });
+
+  it('stripe (generateTestHeaderString): 201 keyed by the event id; a retry with a new timestamp is a duplicate', async () => {
+    const event = { id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, type: 'invoice.paid', object: 'event' };
+    const payload = JSON.stringify(event);
+    const first = await post('st', payload, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_stripe_old' }) });
+    expect(first.status).toBe(201);
+    expect(await envelopeOf(first.body.id as string)).toMatchObject({ kind: 'stripe', event: 'invoice.paid', delivery: event.id });
+    const header = stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_stripe_new', timestamp: Math.floor(Date.now() / 1000) - 60 });
+    const retry = await post('st', payload, { 'Stripe-Signature': header });
+    expect(retry).toEqual({ status: 200, body: { id: first.body.id, queue: q, verdict: 'duplicate' } });
+  });
+
+  it('standard (standardwebhooks Webhook.sign): 201; old and new secrets both verify', async () => {
+    for (const secret of [STANDARD_OLD, STANDARD_NEW]) {
+      const id = `msg_${crypto.randomUUID()}`;
+      const body = JSON.stringify({ type: 'user.created', data: { id: 1 } });
+      const now = new Date();
+      const signature = new Webhook(secret).sign(id, now, body);
+      const res = await post('sw', body, { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature });
+      expect(res.status).toBe(201);
+      expect(await envelopeOf(res.body.id as string)).toMatchObject({ kind: 'standard', event: 'user.created', delivery: id });
+    }
+  });
+
+  it('hmac: a body that is not UTF-8 comes back exactly from the envelope', async () => {
+    const body = Uint8Array.from({ length: 256 }, (_, i) => 255 - i);
+    const sig = createHmac('sha256', 'hmac-secret').update(body).digest('base64');
+    const res = await post('hm', body, { 'X-Signature': `v=${sig}`, 'X-Delivery': `d-${crypto.randomUUID()}`, 'X-Event': 'thing.happened' });
+    expect(res.status).toBe(201);
+    const env = await envelopeOf(res.body.id as string);
+    expect(env).toMatchObject({ kind: 'hmac', event: 'thing.happened' });
+    expect([...Buffer.from(env.body!, 'base64')]).toEqual([...body]);
+  });
+
+  describe('refusals: 401 (or 400/404), nothing written', () => {
+    const bodyOf = () => JSON.stringify({ id: `evt_${crypto.randomUUID()}`, type: 'x' });
+    const cases: Array<[string, () => Promise<[string, string | Uint8Array, Record<string, string>]>, number, string]> = [
+      ['github: a tampered body', async () => ['gh', '{"a":2}', { 'X-Hub-Signature-256': await githubSign('gh-old-secret', '{"a":1}'), 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
+      ['github: a wrong secret', async () => ['gh', '{}', { 'X-Hub-Signature-256': await githubSign('not-the-secret', '{}'), 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
+      ['github: no signature', async () => ['gh', '{}', { 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
+      ['github: no delivery id', async () => ['gh', '{}', { 'X-Hub-Signature-256': await githubSign('gh-old-secret', '{}') }], 400, 'invalid_delivery'],
+      ['stripe: a stale timestamp', async () => { const p = bodyOf(); return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_stripe_old', timestamp: Math.floor(Date.now() / 1000) - 301 }) }]; }, 401, 'stale_timestamp'],
+      ['stripe: a future timestamp', async () => { const p = bodyOf(); return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_stripe_old', timestamp: Math.floor(Date.now() / 1000) + 301 }) }]; }, 401, 'stale_timestamp'],
+      ['stripe: a wrong secret', async () => { const p = bodyOf(); return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_other' }) }]; }, 401, 'invalid_signature'],
+      ['stripe: a tampered body', async () => { const p = bodyOf(); return ['st', p.replace('"x"', '"y"'), { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_stripe_old' }) }]; }, 401, 'invalid_signature'],
+      ['standard: a stale timestamp', async () => { const id = crypto.randomUUID(); const t = new Date(Date.now() - 400_000); return ['sw', '{}', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(STANDARD_OLD).sign(id, t, '{}') }]; }, 401, 'stale_timestamp'],
+      ['standard: a future timestamp', async () => { const id = crypto.randomUUID(); const t = new Date(Date.now() + 400_000); return ['sw', '{}', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(STANDARD_OLD).sign(id, t, '{}') }]; }, 401, 'stale_timestamp'],
+      ['standard: a wrong secret', async () => { const id = crypto.randomUUID(); const t = new Date(); return ['sw', '{}', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(`whsec_${Buffer.from('nope').toString('base64')}`).sign(id, t, '{}') }]; }, 401, 'invalid_signature'],
+      ['hmac: a wrong secret', async () => ['hm', 'x', { 'X-Signature': `v=${createHmac('sha256', 'nope').update('x').digest('base64')}`, 'X-Delivery': 'd1' }], 401, 'invalid_signature'],
+      ['an unknown source', async () => ['nope', '{}', {}], 404, 'not_found'],
+    ];
+    it.each(cases)('%s', async (_, make, status, code) => {
+      const before = await footprint();
+      const [source, body, headers] = await make();
+      const res = await post(source, body, headers);
+      expect(res.status).toBe(status);
+      expect(res.body.code).toBe(code);
+      expect(await footprint()).toEqual(before);
+    });
+  });
+});
+
+describe('Idempotency-Key on POST /v1/queues/:queue/jobs', () => {
+  const valkeyUrl = inject('servers')[0]!.url;
+  let glide: GlideConnection;
+  let admin: Admin;
+  let app: ReturnType<typeof createProducer>;
+  const OTHER = 'another-caller-token-0123456789';
+  beforeAll(async () => {
+    glide = await connectGlide(valkeyUrl);
+    admin = await connectAdmin(valkeyUrl);
+    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }, { token: OTHER, queues: ['*'] }]) });
+    app = createProducer({ config: () => config, connection: () => glide });
+  });
+  afterAll(async () => {
+    await glide?.close();
+    admin?.close();
+  });
+  const post = async (queue: string, body: string, key: string, token = TOKEN) => {
+    const res = await app.fetch(new Request(`http://producer/v1/queues/${queue}/jobs`, { method: 'POST', body, headers: { Authorization: `Bearer ${token}`, 'Idempotency-Key': key } }));
+    return { status: res.status, body: (await res.json()) as Record<string, unknown>, location: res.headers.get('Location') };
+  };
+
+  it('the same key and payload answer the same job; another payload answers 422 and writes nothing', async () => {
+    const queue = freshQueue('idem');
+    const first = await post(queue, 'order #1', 'key-1');
+    expect(first.status).toBe(201);
+    const again = await post(queue, 'order #1', 'key-1');
+    expect(again).toMatchObject({ status: 200, body: { id: first.body.id, queue, verdict: 'duplicate' }, location: first.location });
+    const before = await admin.footprint(queue);
+    const other = await post(queue, 'order #2', 'key-1');
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('idempotency_conflict');
+    expect(await admin.footprint(queue)).toEqual(before);
+  });
+
+  it('keys are scoped to the caller\'s token and the queue', async () => {
+    const queue = freshQueue('idem');
+    const mine = await post(queue, 'p', 'shared-key');
+    const theirs = await post(queue, 'p', 'shared-key', OTHER);
+    expect(theirs.status).toBe(201);
+    expect(theirs.body.id).not.toBe(mine.body.id);
+    const elsewhere = await post(freshQueue('idem'), 'p', 'shared-key');
+    expect(elsewhere.status).toBe(201);
+  });
+
+  it('a malformed key: 400, nothing written', async () => {
+    const queue = freshQueue('idem');
+    const res = await post(queue, 'p', 'x'.repeat(256));
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_idempotency_key');
+    expect(await admin.footprint(queue)).toEqual({});
+  });
+});
