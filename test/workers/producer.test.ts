@@ -220,6 +220,27 @@ describe('producer Worker in workerd', () => {
     });
   });
 
+  it('a webhook verified with Web Crypto inside workerd: 201, a redelivery 200 duplicate, a bad signature 401 writing nothing', async () => {
+    const q = fresh('hook');
+    const env = { ...base, EMQ_SOURCES: JSON.stringify({ hk: { kind: 'hmac', secrets: ['edge-secret'], queue: q, signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' } }) };
+    const hooks = producerFor(env);
+    const key = await crypto.subtle.importKey('raw', new TextEncoder().encode('edge-secret'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    const body = new Uint8Array([0xff, 0x00, 0x7b, 0x7d]);
+    const sig = [...new Uint8Array(await crypto.subtle.sign('HMAC', key, body))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const deliver = (signature: string) =>
+      Promise.resolve(hooks.fetch(new Request('http://producer/v1/webhooks/hk', { method: 'POST', body, headers: { 'X-Sig': signature, 'X-Id': 'delivery-7' } }), env));
+    await expectProblem(await deliver('00'.repeat(32)), 401, 'invalid_signature');
+    expect(await footprint(q)).toEqual([]);
+    const first = await deliver(sig);
+    expect(first.status).toBe(201);
+    const { id } = (await first.json()) as { id: string };
+    const again = await deliver(sig);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ id, queue: q, verdict: 'duplicate' });
+    const envelope = JSON.parse(text(await admin('HGET', `emq:{${q}}:job:${id}`, 'payload'))) as { body: string };
+    expect([...Uint8Array.from(atob(envelope.body), (c) => c.charCodeAt(0))]).toEqual([...body]);
+  });
+
   it('/healthz and /readyz answer 200', async () => {
     expect(await (await send('/healthz', { token: null })).json()).toEqual({ status: 'ok' });
     expect(await (await send('/readyz', { token: null })).json()).toEqual({ status: 'ready' });
