@@ -11,7 +11,7 @@ export async function readBody(c: Context, max: number): Promise<Uint8Array> {
   const declared = c.req.header('content-length');
   if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
     if (Number(declared) > max) throw new TooLarge();
-    return new Uint8Array(await c.req.arrayBuffer());
+    return new Uint8Array(await c.req.raw.arrayBuffer()); // the raw Request: Hono's copy caches it
   }
   const body = c.req.raw.body;
   if (!body) return new Uint8Array(0);

@@ -90,7 +90,7 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
   app.use('/v1/queues/*', async (c, next) => {
     const header = c.req.header('Authorization');
     const token = header && /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-    const caller = token ? await settings().tokens.callerOf(token) : undefined;
+    const caller = token ? settings().tokens.callerOf(token) : undefined;
     if (!caller) throw new Problem(401, 'unauthorized', 'send Authorization: Bearer <token> with a token from EMQ_TOKENS');
     c.set('caller', caller);
     await next();
@@ -127,7 +127,7 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
     if (key === undefined) verdict = await enqueue(connection(), queue, id, payload);
     else {
       // keys are the caller's own: scoped to the queue (the marker's slot) and the token
-      const scope = `key:${c.get('caller').scope}`;
+      const scope = `key:${await c.get('caller').scope()}`;
       try {
         ({ id, verdict } = await enqueueOnce(connection(), queue, { scope, key, id, payload, compare: true, ttlSeconds: dedupeTtlSeconds }));
       } catch (err) {

@@ -128,6 +128,8 @@ describe('producer Worker in workerd', () => {
       const q = fresh();
       await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', token: null }), 401, 'unauthorized');
       await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', token: `${TOKEN}x` }), 401, 'unauthorized');
+      await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', token: TOKEN.slice(0, -1) }), 401, 'unauthorized');
+      await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', token: TOKEN.toUpperCase() }), 401, 'unauthorized');
       await expectProblem(await send(`/v1/queues/${q}/batch`, { method: 'POST', body: '[{"payload":"x"}]', token: null }), 401, 'unauthorized');
       await expectProblem(await send(`/v1/queues/${q}/jobs/${mintId()}`, { token: 'nope' }), 401, 'unauthorized');
       expect(await footprint(q)).toEqual([]);

@@ -1,0 +1,295 @@
+// The HTTP load generators of http-enqueue.ts: one fixed POST (same path, headers and body
+// every time), `connections` keep-alive connections in a closed loop for `ms`.
+//   wrk  (preferred, when on PATH): C, 2 threads; a Lua script counts the answers by status
+//        and prints the latency percentiles; its CPU is read from the reaping shell's
+//        cutime/cstime, so it is exact.
+//   node (fallback, or BENCH_LOAD=node): node:http in 2 worker_threads, each with its own
+//        keep-alive Agent and half the connections; its CPU is this process's.
+// Only `expectStatus` counts as ok; anything else is counted by status and the first kept.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+
+export interface LoadSpec {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  connections: number;
+  ms: number;
+  expectStatus: number;
+}
+
+export interface LoadResult {
+  tool: string;
+  seconds: number;
+  /** Answers received (any status). */
+  requests: number;
+  /** Answers with expectStatus. */
+  ok: number;
+  /** "status 500 x3", "timeout x1"... */
+  errors: string[];
+  firstError?: string;
+  p50Ms: number | undefined;
+  p99Ms: number | undefined;
+  /** Cores the generator used over `seconds` (all its threads); undefined when unknown. */
+  cores: number | undefined;
+}
+
+const THREADS = 2;
+
+export function wrkPath(): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/bin', '/usr/local/bin'];
+  return dirs.map((d) => join(d, 'wrk')).find((p) => existsSync(p));
+}
+
+/** The generator to use: BENCH_LOAD=node|wrk, else wrk when installed. */
+export function pickTool(): 'wrk' | 'node' {
+  const asked = process.env.BENCH_LOAD;
+  if (asked === 'node' || asked === 'wrk') return asked;
+  return wrkPath() ? 'wrk' : 'node';
+}
+
+// ---- wrk ------------------------------------------------------------------------------
+
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of live) {
+    try {
+      process.kill(-c.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+});
+
+/** Kills any wrk still running (its process group), e.g. on SIGINT. */
+export function killLoad(): void {
+  for (const c of live) {
+    try {
+      process.kill(-c.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+const luaString = (s: string) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join('')}"`;
+
+function wrkScript(spec: LoadSpec): string {
+  return `
+wrk.method = "POST"
+wrk.body = ${luaString(spec.body)}
+${Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`).join('\n')}
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) ok = 0; bad = {}; first = "" end
+function response(status, headers, body)
+  if status == ${spec.expectStatus} then ok = ok + 1 else
+    bad[status] = (bad[status] or 0) + 1
+    if first == "" then first = status .. " " .. string.sub(body or "", 1, 200) end
+  end
+end
+function done(summary, latency, requests)
+  local ok, bad, first = 0, {}, ""
+  for _, t in ipairs(threads) do
+    ok = ok + t:get("ok")
+    for s, n in pairs(t:get("bad")) do bad[s] = (bad[s] or 0) + n end
+    if first == "" then first = t:get("first") end
+  end
+  io.write(string.format("\\nBENCH requests %.0f\\n", summary.requests))
+  io.write(string.format("BENCH duration_us %.0f\\n", summary.duration))
+  io.write(string.format("BENCH ok %.0f\\n", ok))
+  for s, n in pairs(bad) do io.write(string.format("BENCH status_%d %.0f\\n", s, n)) end
+  for _, k in ipairs({"connect", "read", "write", "timeout"}) do
+    io.write(string.format("BENCH err_%s %.0f\\n", k, summary.errors[k]))
+  end
+  io.write(string.format("BENCH p50_us %.0f\\n", latency:percentile(50)))
+  io.write(string.format("BENCH p99_us %.0f\\n", latency:percentile(99)))
+  io.write("BENCH first " .. string.gsub(first, "[\\r\\n]", " ") .. "\\n")
+end
+`;
+}
+
+let ticks: number | undefined;
+function clockTicks(): number {
+  if (ticks === undefined) {
+    try {
+      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticks = 100;
+    }
+  }
+  return ticks;
+}
+
+async function wrkLoad(spec: LoadSpec, dir: string): Promise<LoadResult> {
+  const script = join(dir, `load-${process.pid}.lua`);
+  writeFileSync(script, wrkScript(spec));
+  const seconds = Math.max(1, Math.round(spec.ms / 1000));
+  const args = ['-t', String(THREADS), '-c', String(spec.connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', script, spec.url];
+  // the shell reaps wrk, then reads its own cutime/cstime: wrk's CPU, all threads, exactly
+  const sh = 'wrk "$@"; rc=$?; read -r st < /proc/$$/stat; echo "BENCH stat $st"; exit $rc';
+  const child = spawn('/bin/sh', ['-c', sh, 'sh', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  live.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (c) => resolve(c));
+  });
+  live.delete(child);
+  if (code !== 0) throw new Error(`wrk exited ${code}: ${err.trim() || out.trim()}`);
+  const values = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    const m = /^BENCH (\S+) ?(.*)$/.exec(line);
+    if (m) values.set(m[1]!, m[2]!);
+  }
+  const num = (k: string) => Number(values.get(k) ?? NaN);
+  const secs = num('duration_us') / 1e6;
+  const errors: string[] = [];
+  for (const [k, v] of values) {
+    if (k.startsWith('status_')) errors.push(`status ${k.slice(7)} x${v}`);
+    if (k.startsWith('err_') && Number(v) > 0) errors.push(`${k.slice(4)} x${v}`);
+  }
+  const stat = values.get('stat') ?? '';
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const cpu = (Number(fields[13]) + Number(fields[14])) / clockTicks(); // cutime, cstime (fields 16, 17)
+  const first = values.get('first')?.trim();
+  return {
+    tool: `wrk -t${THREADS} -c${spec.connections}`,
+    seconds: secs,
+    requests: num('requests'),
+    ok: num('ok'),
+    errors,
+    ...(first ? { firstError: first } : {}),
+    p50Ms: num('p50_us') / 1000,
+    p99Ms: num('p99_us') / 1000,
+    cores: Number.isFinite(cpu) ? cpu / secs : undefined,
+  };
+}
+
+// ---- node:http in worker_threads ------------------------------------------------------
+
+interface ThreadTally {
+  requests: number;
+  ok: number;
+  statuses: Record<string, number>;
+  firstError?: string;
+  latencies: Float64Array;
+}
+
+/** One thread's share: `connections` loops on one keep-alive Agent, from 'go' for `ms`. */
+async function threadMain(spec: LoadSpec): Promise<void> {
+  const target = new URL(spec.url);
+  const agent = new Agent({ keepAlive: true, maxSockets: spec.connections, maxFreeSockets: spec.connections });
+  const body = Buffer.from(spec.body);
+  const headers = { ...spec.headers, 'Content-Length': String(body.length) };
+  const tally: Omit<ThreadTally, 'latencies'> = { requests: 0, ok: 0, statuses: {} };
+  let lat = new Float64Array(1 << 16);
+  let n = 0;
+  const note = (key: string, why: string) => {
+    tally.statuses[key] = (tally.statuses[key] ?? 0) + 1;
+    tally.firstError ??= why;
+  };
+  const once = () =>
+    new Promise<void>((resolve) => {
+      const t = performance.now();
+      const req = request(
+        { agent, host: target.hostname, port: Number(target.port), method: 'POST', path: target.pathname, headers },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('end', () => {
+            tally.requests++;
+            if (n === lat.length) {
+              const bigger = new Float64Array(lat.length * 2);
+              bigger.set(lat);
+              lat = bigger;
+            }
+            lat[n++] = performance.now() - t;
+            if (res.statusCode === spec.expectStatus) tally.ok++;
+            else note(`status ${res.statusCode}`, `${res.statusCode} ${text.slice(0, 200)}`);
+            resolve();
+          });
+          res.on('error', (e) => {
+            note('read', e.message);
+            resolve();
+          });
+        },
+      );
+      req.on('error', (e) => {
+        note('connect', e.message);
+        resolve();
+      });
+      req.end(body);
+    });
+  await new Promise<void>((resolve) => parentPort!.once('message', () => resolve()));
+  const end = performance.now() + spec.ms;
+  await Promise.all(
+    Array.from({ length: spec.connections }, async () => {
+      while (performance.now() < end) await once();
+    }),
+  );
+  agent.destroy();
+  const latencies = lat.slice(0, n);
+  parentPort!.postMessage({ ...tally, latencies } satisfies ThreadTally, [latencies.buffer]);
+}
+
+async function nodeLoad(spec: LoadSpec): Promise<LoadResult> {
+  const per = Array.from({ length: THREADS }, (_, i) => Math.floor(spec.connections / THREADS) + (i < spec.connections % THREADS ? 1 : 0));
+  const workers = per.map((connections) => new Worker(new URL(import.meta.url), { workerData: { httpGen: { ...spec, connections } } }));
+  try {
+    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
+      w.once('online', () => resolve());
+      w.once('error', reject);
+    })));
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const tallies = workers.map((w) => new Promise<ThreadTally>((resolve, reject) => {
+      w.once('message', resolve);
+      w.once('error', reject);
+    }));
+    for (const w of workers) w.postMessage('go');
+    const all = await Promise.all(tallies);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const lat = new Float64Array(all.reduce((s, t) => s + t.latencies.length, 0));
+    let at = 0;
+    for (const t of all) {
+      lat.set(t.latencies, at);
+      at += t.latencies.length;
+    }
+    lat.sort();
+    const q = (p: number) => (lat.length ? lat[Math.min(lat.length - 1, Math.max(0, Math.ceil(p * lat.length) - 1))] : undefined);
+    const statuses: Record<string, number> = {};
+    for (const t of all) for (const [k, v] of Object.entries(t.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+    const firstError = all.find((t) => t.firstError)?.firstError;
+    return {
+      tool: `node:http, ${THREADS} worker_threads, ${spec.connections} keep-alive connections`,
+      seconds,
+      requests: all.reduce((s, t) => s + t.requests, 0),
+      ok: all.reduce((s, t) => s + t.ok, 0),
+      errors: Object.entries(statuses).map(([k, v]) => `${k} x${v}`),
+      ...(firstError ? { firstError } : {}),
+      p50Ms: q(0.5),
+      p99Ms: q(0.99),
+      cores: (cpu.user + cpu.system) / 1e6 / seconds,
+    };
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
+
+/** Runs the generator `tool`; `dir` is a scratch directory (wrk's Lua script). */
+export function runLoad(tool: 'wrk' | 'node', spec: LoadSpec, dir: string): Promise<LoadResult> {
+  return tool === 'wrk' ? wrkLoad(spec, dir) : nodeLoad(spec);
+}
+
+if (!isMainThread && (workerData as { httpGen?: LoadSpec } | undefined)?.httpGen) {
+  await threadMain((workerData as { httpGen: LoadSpec }).httpGen);
+}

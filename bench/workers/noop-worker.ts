@@ -1,0 +1,12 @@
+// A no-op Worker for http-enqueue.ts: Hono, the producer's framework, on the producer's
+// route, reading the body and answering 201 JSON; no auth, no upstream. Bundled by esbuild
+// at bench time and served by bare `workerd serve`.
+import { Hono } from 'hono';
+
+const app = new Hono();
+app.post('/v1/queues/:queue/jobs', async (c) => {
+  await c.req.arrayBuffer();
+  return c.json({ id: 'noop', queue: c.req.param('queue'), verdict: 'enqueued' }, 201);
+});
+
+export default app;
