@@ -8,10 +8,18 @@ import { Problem } from './problem.js';
 
 type App = ReturnType<typeof createProducer>;
 
-let built: { env: Vars; app: App } | undefined;
+let built: { env: Vars; key: string; app: App } | undefined;
+
+/** What the app is built from; workerd may hand each request a new env object with the same values. */
+const keyOf = (env: Vars) => JSON.stringify(Object.keys(env).filter((k) => k.startsWith('EMQ_')).sort().map((k) => [k, env[k]]));
 
 export function producerFor(env: Vars): App {
   if (built?.env === env) return built.app;
+  const key = keyOf(env);
+  if (built?.key === key) {
+    built.env = env;
+    return built.app;
+  }
   let config: Config | undefined;
   let connection: Connection | undefined;
   const app = createProducer({
@@ -25,7 +33,7 @@ export function producerFor(env: Vars): App {
       return (connection = connectRest({ url, token, ...(timeoutMs ? { timeoutMs } : {}) }));
     },
   });
-  built = { env, app };
+  built = { env, key, app };
   return app;
 }
 
