@@ -6,6 +6,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { clockTicks } from './proc-cpu.js';
 
 const STARTUP_MS = 15_000;
 const GRACE_MS = 5_000;
@@ -26,7 +27,7 @@ const live = new Set<ChildProcess>();
 /** Sent SIGTERM already: a second one would kill a draining gateway by the default action. */
 const termed = new WeakSet<ChildProcess>();
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   if (signal === 'SIGTERM') {
     if (termed.has(child)) return;
@@ -48,17 +49,6 @@ process.on('exit', () => {
   for (const child of live) killGroup(child, 'SIGKILL');
 });
 
-let ticks: number | undefined;
-function clockTicks(): number {
-  if (ticks === undefined) {
-    try {
-      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      ticks = 100;
-    }
-  }
-  return ticks;
-}
 
 /** utime + stime of a process (the whole thread group), in seconds; undefined when /proc cannot tell. */
 export function procCpuSeconds(pid: number): number | undefined {

@@ -11,6 +11,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { clockTicks } from './proc-cpu.js';
 
 export interface LoadSpec {
   url: string;
@@ -112,17 +113,6 @@ end
 `;
 }
 
-let ticks: number | undefined;
-function clockTicks(): number {
-  if (ticks === undefined) {
-    try {
-      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      ticks = 100;
-    }
-  }
-  return ticks;
-}
 
 async function wrkLoad(spec: LoadSpec, dir: string): Promise<LoadResult> {
   const script = join(dir, `load-${process.pid}.lua`);

@@ -5,7 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 
 let ticks: number | undefined;
-function clockTicks(): number {
+/** The kernel's clock ticks per second, which /proc/<pid>/stat counts CPU time in. */
+export function clockTicks(): number {
   if (ticks === undefined) {
     try {
       ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;

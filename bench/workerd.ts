@@ -9,6 +9,7 @@ import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { killGroup } from './children.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // from dist/bench/
 const STARTUP_MS = 15_000;
@@ -35,18 +36,6 @@ export interface WorkerdChild {
 }
 
 const live = new Set<ChildProcess>();
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // gone
-    }
-  }
-}
 process.on('exit', () => {
   for (const child of live) killGroup(child, 'SIGKILL');
 });
