@@ -2,6 +2,7 @@
 // Ids are minted here, before the first try, so a retry of a request that timed out or
 // met a 502/503/504 is the same job: it answers `enqueued` or `duplicate`, never a second job.
 import { mintId } from '../shared/ids.js';
+import { toBase64 } from '../shared/base64.js';
 
 export type Verdict = 'enqueued' | 'duplicate';
 export type Payload = Uint8Array | string;
@@ -43,11 +44,6 @@ const RETRYABLE = new Set([502, 503, 504]);
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function toBase64(bytes: Uint8Array): string {
-  let bin = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(bin);
-}
 
 /** A batch item carrying the payload exactly: text when it is UTF-8, base64 otherwise. */
 function item(id: string, payload: Payload): Record<string, string> {

@@ -3,16 +3,10 @@
 // Every item is checked before anything is written; the first bad one is named by index.
 import { mintId, validateId, type Job } from '../../shared/index.js';
 import { Problem } from './problem.js';
+import { fromBase64 } from '../../shared/base64.js';
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const utf8 = new TextEncoder();
 
-function fromBase64(text: string): Uint8Array {
-  const bin = atob(text);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
 
 function bad(index: number, detail: string): Problem {
   return new Problem(400, 'invalid_batch', `item ${index}: ${detail}`, { index });
@@ -40,8 +34,9 @@ export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: numbe
       if (!payload.isWellFormed()) throw bad(i, 'payload has a lone surrogate, which has no UTF-8 form: send payloadBase64');
       bytes = utf8.encode(payload);
     } else if (typeof payloadBase64 === 'string' && payload === undefined) {
-      if (!BASE64.test(payloadBase64)) throw bad(i, 'payloadBase64 is not base64 (standard alphabet, padded)');
-      bytes = fromBase64(payloadBase64);
+      const decoded = fromBase64(payloadBase64);
+      if (!decoded) throw bad(i, 'payloadBase64 is not base64 (standard alphabet, padded)');
+      bytes = decoded;
     } else {
       throw bad(i, 'needs exactly one of payload (a string) or payloadBase64 (a base64 string)');
     }

@@ -9,6 +9,7 @@
 import type { Arg, Connection, Outcome, Reply, ScriptCommand } from '../connection.js';
 import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError } from '../errors.js';
 import { allScripts, type Script } from '../scripts.js';
+import { fromBase64 } from '../base64.js';
 
 export interface RestOptions {
   /** The endpoint: the gateway's URL, or an Upstash database's REST URL. */
@@ -58,16 +59,15 @@ function segment(arg: Arg): string {
   return out;
 }
 
-function fromBase64(text: string): Uint8Array {
-  const bin = atob(text);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
 
 /** Upstash's result, base64 strings decoded to bytes (a plain "OK" status is not base64). */
 function decode(result: unknown): Reply {
-  if (typeof result === 'string') return result === 'OK' ? 'OK' : fromBase64(result);
+  if (typeof result === 'string') {
+    if (result === 'OK') return 'OK';
+    const bytes = fromBase64(result);
+    if (!bytes) throw new ProtocolError(`a result that is not base64: ${result.slice(0, 40)}`);
+    return bytes;
+  }
   if (Array.isArray(result)) return result.map(decode);
   if (typeof result === 'number' || result === null) return result;
   throw new ProtocolError(`unexpected result ${JSON.stringify(result)}`);

@@ -4,12 +4,8 @@
 //   {"v":1,"source":"gh","kind":"github","event":"push","delivery":"<id>",
 //    "receivedAt":"2026-11-29T15:00:00.000Z","contentType":"application/json","body":"<base64>"}
 import type { Source } from './sources.js';
+import { toBase64 } from '../../../shared/base64.js';
 
-function toBase64(bytes: Uint8Array): string {
-  let bin = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(bin);
-}
 
 export function envelope(source: Source, delivery: { id: string; event: string }, contentType: string, body: Uint8Array, now = Date.now()): string {
   return JSON.stringify({

@@ -2,6 +2,7 @@
 // compares in constant time), for each configured secret, so a rotating pair both verify.
 // Each scheme yields the delivery's stable id and its event type, or a typed refusal.
 import type { Source } from './sources.js';
+import { fromBase64 } from '../../../shared/base64.js';
 
 export type Refusal = { status: 400 | 401; code: 'invalid_signature' | 'stale_timestamp' | 'invalid_delivery'; detail: string };
 
@@ -27,11 +28,6 @@ function fromHex(text: string): Uint8Array | undefined {
   return Uint8Array.from(text.match(/../g)!, (h) => parseInt(h, 16));
 }
 
-function fromBase64(text: string): Uint8Array | undefined {
-  if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(text)) return undefined;
-  const bin = atob(text);
-  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
-}
 
 // (the casts: some lib typings give TextEncoder's output an ArrayBufferLike; it is an ArrayBuffer)
 type Bytes = Uint8Array<ArrayBuffer>;

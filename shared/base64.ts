@@ -1,0 +1,18 @@
+// Base64 with web globals only (atob/btoa work on byte strings), for every runtime.
+const STRICT = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export function toBase64(bytes: Uint8Array): string {
+  let bin = '';
+  // in slices: String.fromCharCode takes its bytes as arguments, and arguments are limited
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}
+
+/** The bytes of standard, padded base64; undefined for anything else (no silent repair). */
+export function fromBase64(text: string): Uint8Array | undefined {
+  if (!STRICT.test(text)) return undefined;
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
