@@ -16,9 +16,31 @@ export function isNoScript(outcome: Outcome): boolean {
   return !outcome.ok && errorPrefix(outcome.error) === 'NOSCRIPT';
 }
 
-/** One script call: one round trip in steady state, two right after a script flush. */
+/**
+ * Replies a Valkey Cluster gives while it moves a slot or fails over. Every project script
+ * is idempotent (keyed by the job id, or read-only), so sending the same call again is safe.
+ */
+const TRANSIENT = new Set(['TRYAGAIN', 'CLUSTERDOWN', 'MASTERDOWN', 'LOADING']);
+export const TRANSIENT_RETRIES = 8;
+
+export function isTransient(outcome: Outcome): boolean {
+  return !outcome.ok && TRANSIENT.has(errorPrefix(outcome.error));
+}
+
+/** 10 ms doubling, jittered, at most 500 ms: about 1.6 s over all the retries. */
+export const transientDelay = (attempt: number) =>
+  new Promise((r) => setTimeout(r, Math.min(500, 10 * 2 ** attempt) * (0.5 + Math.random() / 2)));
+
+/**
+ * One script call: one round trip in steady state, two right after a script flush; during
+ * a slot migration (TRYAGAIN) or a failover, the same call again, bounded, with backoff.
+ */
 export async function runScript(connection: Connection, script: Script, keys: readonly string[], args: readonly Arg[]): Promise<Outcome> {
   const command = evalsha(script, keys, args);
-  const outcome = await connection.run(command);
-  return isNoScript(outcome) ? connection.run(asEval(script, command)) : outcome;
+  for (let attempt = 0; ; attempt++) {
+    let outcome = await connection.run(command);
+    if (isNoScript(outcome)) outcome = await connection.run(asEval(script, command));
+    if (!isTransient(outcome) || attempt >= TRANSIENT_RETRIES) return outcome;
+    await transientDelay(attempt);
+  }
 }

@@ -1,6 +1,6 @@
 // enqueue / enqueueMany: EVALSHA first, EVAL only after NOSCRIPT, replies to verdicts.
 import type { Connection, Outcome } from './connection.js';
-import { asEval, evalsha, isNoScript, runScript } from './dispatch.js';
+import { TRANSIENT_RETRIES, asEval, evalsha, isNoScript, isTransient, runScript, transientDelay } from './dispatch.js';
 import { EmqError, InvalidPayloadError, ProtocolError, fromReply } from './errors.js';
 import { enqueueKeys } from './keyspace.js';
 import { enqueueScript } from './scripts.js';
@@ -73,7 +73,10 @@ export class BatchError extends EmqError {
  * most two after a script flush). Every job is checked before anything is sent, and each
  * stays atomic on its own. Resolves to a verdict per job in order; a duplicate id inside
  * the batch answers `duplicate` for its later copies. If any job fails, throws BatchError
- * with every job's outcome, so the caller knows exactly which landed.
+ * with every job's outcome, so the caller knows exactly which landed. Jobs a cluster
+ * answers TRYAGAIN (their slot on the move) are sent again, bounded, as EVAL (the new
+ * node may not have the script); a job retried after a later copy of its id in the same
+ * batch landed answers `duplicate` in the earlier place instead.
  */
 export async function enqueueMany(connection: Connection, queue: string, jobs: readonly Job[]): Promise<JobResult[]> {
   const keysOf = enqueueKeys(queue);
@@ -103,6 +106,15 @@ export async function enqueueMany(connection: Connection, queue: string, jobs: r
       again = again.map((o, k) => (still.includes(k) ? texts[still.indexOf(k)]! : o));
     }
     flushed.forEach((i, k) => (outcomes[i] = again[k]!));
+  }
+
+  // a slot migration or failover answers some jobs TRYAGAIN/CLUSTERDOWN: the same calls again
+  for (let attempt = 0; attempt < TRANSIENT_RETRIES; attempt++) {
+    const again = commands.map((_, i) => i).filter((i) => isTransient(outcomes[i]!));
+    if (again.length === 0) break;
+    await transientDelay(attempt);
+    const retried = await connection.pipeline(again.map((i) => asEval(enqueueScript, commands[i]!)));
+    again.forEach((i, k) => (outcomes[i] = retried[k]!));
   }
 
   const results = jobs.map(({ id }, i) => {
