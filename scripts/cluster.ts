@@ -54,11 +54,13 @@ export async function startCluster({ primaries = 3, replicas = 1 } = {}): Promis
   try {
     for (let i = 0; i < primaries * (1 + replicas); i++) {
       const port = await clusterPort(taken);
+      // validity factor 0: a replica may always take over (with the default, replicas of a
+      // fresh cluster were judged too stale and never promoted: seen here)
       nodes.push(
         await startServer({
           binary,
           port,
-          config: ['cluster-enabled yes', 'cluster-config-file nodes.conf', 'cluster-node-timeout 2000', 'cluster-require-full-coverage no'],
+          config: ['cluster-enabled yes', 'cluster-config-file nodes.conf', 'cluster-node-timeout 2000', 'cluster-require-full-coverage no', 'cluster-replica-validity-factor 0'],
         }),
       );
     }

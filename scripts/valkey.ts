@@ -20,6 +20,7 @@ export interface RunningServer {
   version: string;
   url: string;
   port: number;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -302,6 +303,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       version: binary.version,
       url: `redis://127.0.0.1:${port}`,
       port,
+      pid: child.pid!,
       stop,
     };
   }

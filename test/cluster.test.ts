@@ -179,3 +179,92 @@ describe('a live slot migration under load', () => {
     await Promise.all(nodes.map((n) => n.c.close()));
   });
 });
+
+describe('a primary killed, its replica promoted', () => {
+  let cluster: RunningCluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ primaries: 3, replicas: 1 });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('enqueues resume within a bounded time; retries keep the id; rows and pending entries stay together', { timeout: 90_000 }, async () => {
+    const queue = `failover-${Date.now().toString(36)}`;
+    const glide = await connectGlide({ url: cluster.url, requestTimeoutMs: 1_000, connectTimeoutMs: 500 });
+    const probe = await connectGlide(cluster.url);
+    const slot = Number(((await probe.command(['CLUSTER', 'KEYSLOT', `emq:{${queue}}:pending`])) as { value: unknown }).value);
+    // which primary serves the slot, from CLUSTER NODES: "<id> <ip:port@bus> <flags> … <slot ranges>"
+    const nodesOut = await probe.command(['CLUSTER', 'NODES']);
+    const table = nodesOut.ok ? new TextDecoder().decode(nodesOut.value as Uint8Array) : '';
+    const line = table.split('\n').find((l) => {
+      const f = l.split(' ');
+      return f[2]?.includes('master') && f.slice(8).some((r) => { const [a, b = a] = r.split('-').map(Number); return slot >= a! && slot <= b!; });
+    });
+    const port = Number(/:(\d+)@/.exec(line ?? '')?.[1]);
+    const primary = cluster.nodes.find((n) => n.port === port);
+    expect(primary).toBeDefined();
+
+    const acked: string[] = [];
+    let retriedIds = 0;
+    let longestGapMs = 0;
+    let running = true;
+    const load = async (worker: number) => {
+      let n = 0;
+      while (running) {
+        const id = mintId();
+        const started = Date.now();
+        // a client's contract: on a connection error, send the same job again (same id)
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await enqueue(glide, queue, id, `w${worker} #${n}`);
+            break;
+          } catch (err) {
+            if (!(err instanceof Error) || !/connection|valkey|CLUSTERDOWN|TRYAGAIN|MOVED/i.test(`${(err as { code?: string }).code} ${err.message}`)) throw err;
+            if (attempt === 0) retriedIds++;
+            if (Date.now() - started > 30_000) throw new Error(`no recovery within 30 s: ${err.message}`);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+        longestGapMs = Math.max(longestGapMs, Date.now() - started);
+        acked.push(id);
+        n++;
+      }
+    };
+    const loads = Array.from({ length: 8 }, (_, w) => load(w));
+    await new Promise((r) => setTimeout(r, 500));
+    const before = acked.length;
+    process.kill(primary!.pid, 'SIGKILL');
+    // run until well after the promotion (cluster-node-timeout is 2 s)
+    await new Promise((r) => setTimeout(r, 8_000));
+    running = false;
+    await Promise.all(loads);
+
+    expect(before).toBeGreaterThan(0);
+    expect(acked.length).toBeGreaterThan(before + 100); // enqueues resumed after the kill
+    expect(retriedIds).toBeGreaterThan(0); // the failover was felt
+    expect(longestGapMs).toBeLessThan(30_000);
+    const members = await (async () => {
+      const o = await probe.command(['ZRANGE', `emq:{${queue}}:pending`, '0', '-1']);
+      return o.ok ? (o.value as Uint8Array[]).map((m) => new TextDecoder().decode(m)) : [];
+    })();
+    // every job in the queue is one the load sent (retries kept their id: no second job),
+    // and every row has its pending entry (the slot holds the rows and the pending set)
+    const attempted = new Set(acked);
+    const inFlightAtKill = members.filter((m) => !attempted.has(m));
+    expect(inFlightAtKill.length).toBeLessThanOrEqual(8); // at most one unacknowledged job per worker
+    const slotKeys = Number(
+      await (probe.client as GlideClusterClient).customCommand(['CLUSTER', 'COUNTKEYSINSLOT', String(slot)], {
+        route: { type: 'primarySlotKey', key: `emq:{${queue}}:pending` },
+      }),
+    );
+    expect(slotKeys).toBe(members.length + 1);
+    // replication is asynchronous: writes the old primary acknowledged just before it died
+    // may never have reached the replica. Measured and shown here, not hidden.
+    const present = new Set(members);
+    const lost = acked.filter((id) => !present.has(id));
+    console.log(`failover: ${acked.length} acknowledged, ${retriedIds} needed a retry, longest enqueue ${longestGapMs} ms, ${lost.length} acknowledged but lost`);
+    await glide.close();
+    await probe.close();
+  });
+});

@@ -53,14 +53,19 @@ function argsOf(command: ScriptCommand): GlideString[] {
   return [...head, String(command.keys.length), ...command.keys, ...command.args.map(toGlide)];
 }
 
-/** A server's error reply, as opposed to a transport failure (glide uses subclasses for those). */
+// Client-side failures glide reports as a plain RequestError, not a subclass (seen when a
+// cluster primary is killed: "BrokenPipe: Cluster: Failed to receive command response…").
+const CLIENT_SIDE = /^(?:BrokenPipe|IoError|IO error|FatalSendError|FatalReceiveError|ClusterConnectionNotFound|ConnectionNotFoundForRoute|Disconnected)\b/;
+
+/** A server's error reply, as opposed to a transport failure (glide uses subclasses for most of those). */
 function isReplyError(err: unknown): err is RequestError {
   return (
     err instanceof RequestError &&
     !(err instanceof TimeoutError) &&
     !(err instanceof GlideConnectionError) &&
     !(err instanceof CircuitBreakerError) &&
-    !(err instanceof ConfigurationError)
+    !(err instanceof ConfigurationError) &&
+    !CLIENT_SIDE.test(err.message)
   );
 }
 
@@ -157,6 +162,8 @@ export class GlideConnection implements Connection {
     for (const args of commands) batch.customCommand(args.map(toGlide));
     try {
       const replies = await this.exec(batch);
+      const failed = (replies ?? []).find((r) => r instanceof Error && !isReplyError(r));
+      if (failed) throw failed;
       return (replies ?? []).map(outcomeOf);
     } catch (err) {
       if (isReplyError(err)) return outcomeOf(err);
@@ -211,7 +218,12 @@ export class GlideConnection implements Connection {
       if (!replies || replies.length !== group.length) {
         throw new Error(`batch of ${group.length} answered ${replies?.length ?? 'nothing'}`);
       }
-      group.forEach((w, i) => w.resolve(outcomeOf(replies[i])));
+      group.forEach((w, i) => {
+        const reply = replies[i];
+        // a batch carries transport failures in place, like replies: those reject
+        if (reply instanceof Error && !isReplyError(reply)) w.reject(transportError(reply));
+        else w.resolve(outcomeOf(reply));
+      });
     } catch (err) {
       const error = transportError(err);
       for (const w of group) w.reject(error);
@@ -245,7 +257,8 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
   };
   try {
     const client = cluster
-      ? await GlideClusterClient.createClient(common)
+      ? // topology checked every few seconds, so a failover is noticed quickly (glide's default is 60 s)
+        await GlideClusterClient.createClient({ ...common, periodicChecks: { duration_in_sec: 2 } })
       : await GlideClient.createClient({ ...common, databaseId: endpoint.db });
     return new GlideConnection(client, cluster, maxBatch);
   } catch (err) {
