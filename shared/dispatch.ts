@@ -20,14 +20,16 @@ export function isNoScript(outcome: Outcome): boolean {
  * Replies a Valkey Cluster gives while it moves a slot or fails over. Every project script
  * is idempotent (keyed by the job id, or read-only), so sending the same call again is safe.
  */
-const TRANSIENT = new Set(['TRYAGAIN', 'CLUSTERDOWN', 'MASTERDOWN', 'LOADING']);
-export const TRANSIENT_RETRIES = 8;
+// (ASK and MOVED too: glide follows them for single commands, but an ASK inside a batch
+// came back as a reply during a live migration: seen here)
+const TRANSIENT = new Set(['TRYAGAIN', 'CLUSTERDOWN', 'MASTERDOWN', 'LOADING', 'ASK', 'MOVED']);
+export const TRANSIENT_RETRIES = 14;
 
 export function isTransient(outcome: Outcome): boolean {
   return !outcome.ok && TRANSIENT.has(errorPrefix(outcome.error));
 }
 
-/** 10 ms doubling, jittered, at most 500 ms: about 1.6 s over all the retries. */
+/** 10 ms doubling, jittered, at most 500 ms a wait: 2.3 to 4.6 s over all the retries. */
 export const transientDelay = (attempt: number) =>
   new Promise((r) => setTimeout(r, Math.min(500, 10 * 2 ** attempt) * (0.5 + Math.random() / 2)));
 
