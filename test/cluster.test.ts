@@ -126,57 +126,61 @@ describe('a live slot migration under load', () => {
 
     const glide = await connectGlide(cluster.url);
     const rest = await startGatewayProcess(cluster.url);
-    const viaRest = connectRest({ url: rest.url, token: rest.producer });
-    const acked = new Map<string, string>();
-    const failed: string[] = [];
     let running = true;
-    const load = async (conn: Connection, worker: number) => {
-      let n = 0;
-      while (running) {
-        const id = mintId();
-        try {
-          const verdict = await enqueue(conn, queue, id, `w${worker} #${n++}`);
-          acked.set(id, verdict);
-        } catch (err) {
-          failed.push(`${id}: ${(err as Error).message}`);
+    try {
+      const viaRest = connectRest({ url: rest.url, token: rest.producer });
+      const acked = new Map<string, string>();
+      const failed: string[] = [];
+      const load = async (conn: Connection, worker: number) => {
+        let n = 0;
+        while (running) {
+          const id = mintId();
+          try {
+            const verdict = await enqueue(conn, queue, id, `w${worker} #${n++}`);
+            acked.set(id, verdict);
+          } catch (err) {
+            failed.push(`${id}: ${(err as Error).message}`);
+          }
         }
-      }
-    };
-    const loads = [...Array.from({ length: 12 }, (_, w) => load(glide, w)), ...Array.from({ length: 4 }, (_, w) => load(viaRest, 100 + w))];
+      };
+      const loads = [...Array.from({ length: 12 }, (_, w) => load(glide, w)), ...Array.from({ length: 4 }, (_, w) => load(viaRest, 100 + w))];
 
-    await new Promise((r) => setTimeout(r, 300));
-    // the steps valkey-cli --cluster reshard takes, for this one slot, slowly
-    await dst.call('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', ids[owner]!);
-    await src.call('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', ids[target]!);
-    let moved = 0;
-    for (let round = 0; round < 400; round++) {
-      const keys = ((await src.call('CLUSTER', 'GETKEYSINSLOT', String(slot), '20')) as Uint8Array[]).map((k) => new TextDecoder().decode(k));
-      if (keys.length === 0 && round > 10) break;
-      if (keys.length > 0) {
-        await src.call('MIGRATE', '127.0.0.1', String(cluster.nodes[target]!.port), '', '0', '5000', 'KEYS', ...keys);
-        moved += keys.length;
+      await new Promise((r) => setTimeout(r, 300));
+      // the steps valkey-cli --cluster reshard takes, for this one slot, slowly
+      await dst.call('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', ids[owner]!);
+      await src.call('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', ids[target]!);
+      let moved = 0;
+      for (let round = 0; round < 400; round++) {
+        const keys = ((await src.call('CLUSTER', 'GETKEYSINSLOT', String(slot), '20')) as Uint8Array[]).map((k) => new TextDecoder().decode(k));
+        if (keys.length === 0 && round > 10) break;
+        if (keys.length > 0) {
+          await src.call('MIGRATE', '127.0.0.1', String(cluster.nodes[target]!.port), '', '0', '5000', 'KEYS', ...keys);
+          moved += keys.length;
+        }
+        await new Promise((r) => setTimeout(r, 20));
       }
-      await new Promise((r) => setTimeout(r, 20));
+      for (const n of nodes) await n.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', ids[target]!);
+      await new Promise((r) => setTimeout(r, 500));
+      running = false;
+      await Promise.all(loads);
+
+      expect(moved).toBeGreaterThan(0);
+      expect(failed).toEqual([]);
+      expect(acked.size).toBeGreaterThan(100);
+      expect([...acked.values()].every((v) => v === 'enqueued')).toBe(true);
+      // nothing lost, nothing doubled: the pending set is exactly the acknowledged ids
+      const members = ((await dst.call('ZRANGE', `emq:{${queue}}:pending`, '0', '-1')) as Uint8Array[]).map((m) => new TextDecoder().decode(m));
+      expect(members.length).toBe(acked.size);
+      expect(new Set(members)).toEqual(new Set(acked.keys()));
+      expect(Number(await dst.call('CLUSTER', 'COUNTKEYSINSLOT', String(slot)))).toBe(acked.size + 1); // rows + the pending set
+      expect(Number(await src.call('CLUSTER', 'COUNTKEYSINSLOT', String(slot)))).toBe(0);
+
+    } finally {
+      running = false;
+      await glide.close();
+      expect(await rest.stop()).toBe(0);
+      await Promise.all(nodes.map((n) => n.c.close()));
     }
-    for (const n of nodes) await n.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', ids[target]!);
-    await new Promise((r) => setTimeout(r, 500));
-    running = false;
-    await Promise.all(loads);
-
-    expect(moved).toBeGreaterThan(0);
-    expect(failed).toEqual([]);
-    expect(acked.size).toBeGreaterThan(100);
-    expect([...acked.values()].every((v) => v === 'enqueued')).toBe(true);
-    // nothing lost, nothing doubled: the pending set is exactly the acknowledged ids
-    const members = ((await dst.call('ZRANGE', `emq:{${queue}}:pending`, '0', '-1')) as Uint8Array[]).map((m) => new TextDecoder().decode(m));
-    expect(members.length).toBe(acked.size);
-    expect(new Set(members)).toEqual(new Set(acked.keys()));
-    expect(Number(await dst.call('CLUSTER', 'COUNTKEYSINSLOT', String(slot)))).toBe(acked.size + 1); // rows + the pending set
-    expect(Number(await src.call('CLUSTER', 'COUNTKEYSINSLOT', String(slot)))).toBe(0);
-
-    await glide.close();
-    expect(await rest.stop()).toBe(0);
-    await Promise.all(nodes.map((n) => n.c.close()));
   });
 });
 
