@@ -2,7 +2,7 @@
 // the no-op Hono server (noop-server.ts). Each runs in its own process group, prints its URL
 // as its first stdout line, and is stopped with SIGTERM (SIGKILL after a grace period).
 // Every child still running when the bench exits, however it exits, is killed with its group.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -6,7 +6,7 @@
 //   node (fallback, or BENCH_LOAD=node): node:http in 2 worker_threads, each with its own
 //        keep-alive Agent and half the connections; its CPU is this process's.
 // Only `expectStatus` counts as ok; anything else is counted by status and the first kept.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';

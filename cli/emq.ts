@@ -57,6 +57,8 @@ async function serveUntilSignal(which: 'gateway' | 'producer'): Promise<void> {
   try {
     running = which === 'gateway' ? await startGateway(process.env) : await startProducer(process.env);
   } catch (err) {
+    // an unreachable Valkey is a failure (exit 1); anything else here is configuration (exit 2)
+    if (err instanceof ConnectionError) throw err;
     throw new UsageError((err as Error).message);
   }
   process.stdout.write(`${running.url}\n`);

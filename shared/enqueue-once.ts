@@ -3,17 +3,10 @@
 // within the marker's lifetime answers the job it made, as `duplicate`.
 import type { Connection } from './connection.js';
 import { runScript } from './dispatch.js';
-import { EmqError, ProtocolError, RefusalError, fromReply } from './errors.js';
+import { ProtocolError, fromReply, replyText } from './errors.js';
 import { enqueueKeys, markerKey, sha256Hex } from './keyspace.js';
 import { enqueueOnceScript } from './scripts.js';
-import type { Payload, Verdict } from './enqueue.js';
-
-/** The key was used before with another payload; nothing was written. */
-export class ConflictError extends RefusalError {
-  constructor(message: string) {
-    super('conflict', message);
-  }
-}
+import { checkPayload, type Payload, type Verdict } from './enqueue.js';
 
 export interface OnceOptions {
   /** What the key belongs to, e.g. `webhook:github` or `key:<token digest>`. */
@@ -32,23 +25,15 @@ export interface OnceOptions {
 export async function enqueueOnce(connection: Connection, queue: string, options: OnceOptions): Promise<{ id: string; verdict: Verdict }> {
   const { scope, key, id, payload, compare, ttlSeconds } = options;
   const [row, pending] = enqueueKeys(queue)(id);
-  if (typeof payload === 'string' && !payload.isWellFormed()) {
-    throw new RefusalError('invalid_payload', 'payload string has a lone surrogate; pass bytes instead');
-  }
+  checkPayload(payload);
   const marker = await markerKey(queue, scope, key);
   const fingerprint = compare ? await sha256Hex(payload) : '-';
   const outcome = await runScript(connection, enqueueOnceScript, [row, pending, marker], [id, payload, fingerprint, String(Math.max(1, Math.floor(ttlSeconds)))]);
-  if (!outcome.ok) {
-    const err = fromReply(outcome.error);
-    if (err instanceof EmqError && err.code === 'server' && outcome.error.startsWith('EMQCONFLICT')) {
-      throw new ConflictError(outcome.error.replace(/^EMQCONFLICT:? */, ''));
-    }
-    throw err;
-  }
+  if (!outcome.ok) throw fromReply(outcome.error); // EMQCONFLICT is a ConflictError
   const value = outcome.value;
   if (!Array.isArray(value) || value.length !== 2) throw new ProtocolError(`@enqueue-once replied ${String(value)}`);
   const [flag, original] = value;
-  const text = typeof original === 'string' ? original : original instanceof Uint8Array ? new TextDecoder().decode(original) : '';
+  const text = replyText(original) ?? '';
   if ((flag !== 1 && flag !== 0) || !text.startsWith('JOB')) throw new ProtocolError(`@enqueue-once replied ${JSON.stringify(value)}`);
   return { id: text, verdict: flag === 1 ? 'enqueued' : 'duplicate' };
 }

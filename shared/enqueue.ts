@@ -20,7 +20,8 @@ export interface JobResult {
   verdict: Verdict;
 }
 
-function checkPayload(payload: unknown): asserts payload is Payload {
+/** Throws InvalidPayloadError unless the payload is bytes, or a string with an exact UTF-8 form. */
+export function checkPayload(payload: unknown): asserts payload is Payload {
   if (payload instanceof Uint8Array) return;
   if (typeof payload !== 'string') {
     throw new InvalidPayloadError(`payload must be a Uint8Array or a string, got ${payload === null ? 'null' : typeof payload}`);

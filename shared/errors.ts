@@ -65,6 +65,13 @@ export class WrongTypeError extends RefusalError {
   }
 }
 
+/** An Idempotency-Key or delivery id used before with another payload (EMQCONFLICT); nothing was written. */
+export class ConflictError extends RefusalError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
+
 /** Any other error reply from the server, passed up with its text. */
 export class ServerError extends EmqError {
   constructor(message: string) {
@@ -113,7 +120,15 @@ export function fromReply(message: string): EmqError {
       return new LayoutError(text);
     case 'WRONGTYPE':
       return new WrongTypeError(text);
+    case 'EMQCONFLICT':
+      return new ConflictError(text);
     default:
       return new ServerError(message);
   }
+}
+
+/** A bulk or simple reply as text (replies arrive as bytes or strings depending on the transport). */
+export function replyText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  return value instanceof Uint8Array ? new TextDecoder().decode(value) : undefined;
 }

@@ -6,7 +6,7 @@ export * from './errors.js';
 export { createMinter, decodeId, mintId } from './ids.js';
 export type { DecodedId, Minter, MinterOptions } from './ids.js';
 export { ID_ALPHABET, ID_LENGTH, QUEUE_MAX_LENGTH, enqueueKeys, jobKey, markerKey, pendingKey, sha256Hex, validateId, validateQueue } from './keyspace.js';
-export { ConflictError, enqueueOnce } from './enqueue-once.js';
+export { enqueueOnce } from './enqueue-once.js';
 export type { OnceOptions } from './enqueue-once.js';
 export { jobState } from './job-state.js';
 export type { JobState } from './job-state.js';

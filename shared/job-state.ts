@@ -1,7 +1,7 @@
 // jobState: a producer's read-back of one job: is it there, what state, how many attempts.
 import type { Connection } from './connection.js';
 import { runScript } from './dispatch.js';
-import { ProtocolError, fromReply } from './errors.js';
+import { ProtocolError, fromReply, replyText } from './errors.js';
 import { enqueueKeys } from './keyspace.js';
 import { jobStateScript } from './scripts.js';
 
@@ -10,15 +10,13 @@ export interface JobState {
   attempts: number;
 }
 
-const text = (v: unknown) => (typeof v === 'string' ? v : v instanceof Uint8Array ? new TextDecoder().decode(v) : undefined);
-
 /** The job's state and attempts, or null when no such job exists. Never returns the payload. */
 export async function jobState(connection: Connection, queue: string, id: string): Promise<JobState | null> {
   const [row] = enqueueKeys(queue)(id);
   const outcome = await runScript(connection, jobStateScript, [row], []);
   if (!outcome.ok) throw fromReply(outcome.error);
   if (outcome.value === null) return null;
-  const [state, attempts] = Array.isArray(outcome.value) ? outcome.value.map(text) : [];
+  const [state, attempts] = Array.isArray(outcome.value) ? outcome.value.map(replyText) : [];
   if (state === undefined || attempts === undefined || !/^\d+$/.test(attempts)) {
     throw new ProtocolError(`@job-state replied ${JSON.stringify(outcome.value)}; expected [state, attempts]`);
   }

@@ -4,6 +4,8 @@
 // Tokens are compared in constant time (every byte of every configured token) and never
 // appear in errors or logs.
 
+import { sha256Hex } from '../../shared/keyspace.js';
+
 export interface Caller {
   /** Whether this caller may use the queue. */
   allows(queue: string): boolean;
@@ -17,7 +19,6 @@ export interface Tokens {
 }
 
 const utf8 = new TextEncoder();
-const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 function allowing(patterns: string[]): (queue: string) => boolean {
   const exact = new Set(patterns.filter((p) => !p.endsWith('*')));
@@ -55,7 +56,7 @@ export function parseTokens(spec: string | undefined): Tokens {
     const bytes = utf8.encode(token);
     let digest: Promise<string> | undefined;
     // digested on first use: Workers allow no crypto at a script's top level
-    const caller: Caller = { allows: allowing(queues as string[]), scope: () => (digest ??= crypto.subtle.digest('SHA-256', bytes).then(hex)) };
+    const caller: Caller = { allows: allowing(queues as string[]), scope: () => (digest ??= sha256Hex(bytes)) };
     return { bytes, caller };
   });
   return {
