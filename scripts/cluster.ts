@@ -8,9 +8,11 @@ import { promisify } from 'node:util';
 import { ensureServer, startServer, type RunningServer, type ServerBinary } from './valkey.js';
 
 export interface RunningCluster {
-  /** A seed URL with ?cluster=true, for connectGlide and the gateway. */
+  /** Every node as a seed (`redis://h:p1,h:p2,…?cluster=true`), for connectGlide and the gateway. */
   url: string;
   nodes: RunningServer[];
+  /** valkey-cli (or redis-cli) of the same build, for --cluster commands. */
+  cli: string;
   stop(): Promise<void>;
 }
 
@@ -55,12 +57,13 @@ export async function startCluster({ primaries = 3, replicas = 1 } = {}): Promis
     for (let i = 0; i < primaries * (1 + replicas); i++) {
       const port = await clusterPort(taken);
       // validity factor 0: a replica may always take over (with the default, replicas of a
-      // fresh cluster were judged too stale and never promoted: seen here)
+      // fresh cluster were judged too stale and never promoted: seen here); no 5 s delay
+      // before a (re)joining replica's full sync
       nodes.push(
         await startServer({
           binary,
           port,
-          config: ['cluster-enabled yes', 'cluster-config-file nodes.conf', 'cluster-node-timeout 2000', 'cluster-require-full-coverage no', 'cluster-replica-validity-factor 0'],
+          config: ['cluster-enabled yes', 'cluster-config-file nodes.conf', 'cluster-node-timeout 2000', 'cluster-require-full-coverage no', 'cluster-replica-validity-factor 0', 'repl-diskless-sync-delay 0'],
         }),
       );
     }
@@ -75,7 +78,7 @@ export async function startCluster({ primaries = 3, replicas = 1 } = {}): Promis
         await new Promise((r) => setTimeout(r, 50));
       }
     }
-    return { url: `redis://127.0.0.1:${nodes[0]!.port}?cluster=true`, nodes, stop };
+    return { url: `redis://${addresses.join(',')}?cluster=true`, nodes, cli, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -20,7 +20,10 @@ export interface RunningServer {
   version: string;
   url: string;
   port: number;
-  pid: number;
+  /** The current process (a new one after restart). */
+  readonly pid: number;
+  /** Starts the server again on the same port, directory and config (after a crash or kill). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -277,7 +280,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       ...(options.config ?? []),
     ];
     writeFileSync(join(dir, 'server.conf'), conf.join('\n') + '\n');
-    const child = spawn(binary.path, [join(dir, 'server.conf')], { stdio: 'ignore' });
+    let child = spawn(binary.path, [join(dir, 'server.conf')], { stdio: 'ignore' });
     try {
       await waitReady(port, child, 10_000);
     } catch (err) {
@@ -287,14 +290,24 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       rmSync(dir, { recursive: true, force: true });
       throw new Error(`could not start ${binary.path}: ${(err as Error).message}\n${tail}`);
     }
-    const stop = async () => {
-      if (child.exitCode === null && child.signalCode === null) {
+    const running = () => child.exitCode === null && child.signalCode === null;
+    const halt = async () => {
+      if (running()) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
         await exited;
         clearTimeout(timer);
       }
+    };
+    const restart = async () => {
+      await halt();
+      child = spawn(binary.path, [join(dir, 'server.conf')], { stdio: 'ignore' });
+      // an AOF or a big dataset takes a while to load: PING answers LOADING until then
+      await waitReady(port, child, 60_000);
+    };
+    const stop = async () => {
+      await halt();
       rmSync(dir, { recursive: true, force: true });
     };
     return {
@@ -303,7 +316,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       version: binary.version,
       url: `redis://127.0.0.1:${port}`,
       port,
-      pid: child.pid!,
+      get pid() {
+        return child.pid!;
+      },
+      restart,
       stop,
     };
   }

@@ -1,6 +1,8 @@
 // A real Valkey Cluster (3 primaries, a replica each, on loopback): enqueues across 100
 // queues, byte-exact, over glide and over the gateway. A queue's keys share one slot.
 import { GlideClusterClient } from '@valkey/valkey-glide';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type RunningCluster } from '../scripts/cluster.js';
 import type { Connection } from '../shared/connection.js';
@@ -8,6 +10,7 @@ import { connectGlide, type GlideConnection } from '../shared/connections/glide.
 import { connectRest } from '../shared/connections/rest.js';
 import { enqueue, enqueueMany, mintId, type Job } from '../shared/index.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { queueOnSlot } from './support/slot.js';
 
 describe('Valkey Cluster (3 primaries, 3 replicas)', () => {
   let cluster: RunningCluster;
@@ -106,23 +109,15 @@ describe('a live slot migration under load', () => {
     return { c, call, text: async (...args: string[]) => new TextDecoder().decode((await call(...args)) as Uint8Array) };
   }
 
-  it('moving a busy queue\'s slot: 0 enqueues failed, 0 lost, 0 doubled', { timeout: 90_000 }, async () => {
-    const queue = `hot-${Date.now().toString(36)}`;
+  it('valkey-cli --cluster reshard of a busy queue\'s slot: 0 enqueues failed, 0 lost, 0 doubled', { timeout: 120_000 }, async () => {
     const nodes = await Promise.all(cluster.nodes.map((n) => node(n.port)));
-    const slot = Number(await nodes[0]!.call('CLUSTER', 'KEYSLOT', `emq:{${queue}}:pending`));
     const ids = await Promise.all(nodes.map(async (n) => (await n.text('CLUSTER', 'MYID')).trim()));
-    // the owner of the slot, and another primary to move it to
-    const owner = await (async () => {
-      for (const [i, n] of nodes.entries()) {
-        const mine = (await n.text('CLUSTER', 'NODES')).split('\n').find((l) => l.includes('myself'))!;
-        const ranges = mine.split(' ').slice(8);
-        if (ranges.some((r) => { const [a, b = a] = r.split('-').map(Number); return slot >= a! && slot <= b!; })) return i;
-      }
-      throw new Error('no owner');
-    })();
-    const target = (owner + 1) % nodes.length;
-    const src = nodes[owner]!;
-    const dst = nodes[target]!;
+    // reshard --cluster-slots 1 moves the source's lowest slot: put the busy queue there
+    const ranges = (await nodes[0]!.text('CLUSTER', 'NODES')).split('\n').find((l) => l.includes('myself'))!.split(' ').slice(8);
+    const slot = Math.min(...ranges.map((r) => Number(r.split('-')[0])));
+    const queue = queueOnSlot(`hot-${Date.now().toString(36)}`, slot);
+    expect(Number(await nodes[1]!.call('CLUSTER', 'KEYSLOT', `emq:{${queue}}:pending`))).toBe(slot);
+    const [src, dst] = [nodes[0]!, nodes[1]!];
 
     const glide = await connectGlide(cluster.url);
     const rest = await startGatewayProcess(cluster.url);
@@ -145,28 +140,22 @@ describe('a live slot migration under load', () => {
       };
       const loads = [...Array.from({ length: 12 }, (_, w) => load(glide, w)), ...Array.from({ length: 4 }, (_, w) => load(viaRest, 100 + w))];
 
-      await new Promise((r) => setTimeout(r, 300));
-      // the steps valkey-cli --cluster reshard takes, for this one slot, slowly
-      await dst.call('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', ids[owner]!);
-      await src.call('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', ids[target]!);
-      let moved = 0;
-      for (let round = 0; round < 400; round++) {
-        const keys = ((await src.call('CLUSTER', 'GETKEYSINSLOT', String(slot), '20')) as Uint8Array[]).map((k) => new TextDecoder().decode(k));
-        if (keys.length === 0 && round > 10) break;
-        if (keys.length > 0) {
-          await src.call('MIGRATE', '127.0.0.1', String(cluster.nodes[target]!.port), '', '0', '5000', 'KEYS', ...keys);
-          moved += keys.length;
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      for (const n of nodes) await n.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', ids[target]!);
+      // let the slot fill up, so the move has keys to carry while new ones keep coming
+      await new Promise((r) => setTimeout(r, 1_500));
+      const before = acked.size;
+      const reshard = await promisify(execFile)(
+        cluster.cli,
+        ['--cluster', 'reshard', `127.0.0.1:${cluster.nodes[0]!.port}`, '--cluster-from', ids[0]!, '--cluster-to', ids[1]!, '--cluster-slots', '1', '--cluster-yes'],
+        { timeout: 90_000 },
+      );
+      expect(reshard.stdout).toContain(`Moving slot ${slot} from`);
       await new Promise((r) => setTimeout(r, 500));
       running = false;
       await Promise.all(loads);
 
-      expect(moved).toBeGreaterThan(0);
+      expect(before).toBeGreaterThan(100);
       expect(failed).toEqual([]);
-      expect(acked.size).toBeGreaterThan(100);
+      expect(acked.size).toBeGreaterThan(before);
       expect([...acked.values()].every((v) => v === 'enqueued')).toBe(true);
       // nothing lost, nothing doubled: the pending set is exactly the acknowledged ids
       const members = ((await dst.call('ZRANGE', `emq:{${queue}}:pending`, '0', '-1')) as Uint8Array[]).map((m) => new TextDecoder().decode(m));
@@ -174,7 +163,7 @@ describe('a live slot migration under load', () => {
       expect(new Set(members)).toEqual(new Set(acked.keys()));
       expect(Number(await dst.call('CLUSTER', 'COUNTKEYSINSLOT', String(slot)))).toBe(acked.size + 1); // rows + the pending set
       expect(Number(await src.call('CLUSTER', 'COUNTKEYSINSLOT', String(slot)))).toBe(0);
-
+      console.log(`reshard: ${acked.size} acknowledged (${before} before the move), 0 failed, slot ${slot} moved with its keys`);
     } finally {
       running = false;
       await glide.close();
@@ -193,21 +182,24 @@ describe('a primary killed, its replica promoted', () => {
     await cluster?.stop();
   });
 
-  it('enqueues resume within a bounded time; retries keep the id; rows and pending entries stay together', { timeout: 90_000 }, async () => {
-    const queue = `failover-${Date.now().toString(36)}`;
-    const glide = await connectGlide({ url: cluster.url, requestTimeoutMs: 1_000, connectTimeoutMs: 500 });
+  /**
+   * Kills (SIGKILL) a primary that still has a replica, under 8 workers enqueueing into a
+   * queue on its slots, restarts it 4 s later, and counts what came back: acknowledged ids, the longest single
+   * enqueue, and acknowledged jobs missing after the replica took over.
+   */
+  async function killUnderLoad(url: string, label: string) {
     const probe = await connectGlide(cluster.url);
-    const slot = Number(((await probe.command(['CLUSTER', 'KEYSLOT', `emq:{${queue}}:pending`])) as { value: unknown }).value);
-    // which primary serves the slot, from CLUSTER NODES: "<id> <ip:port@bus> <flags> … <slot ranges>"
     const nodesOut = await probe.command(['CLUSTER', 'NODES']);
-    const table = nodesOut.ok ? new TextDecoder().decode(nodesOut.value as Uint8Array) : '';
-    const line = table.split('\n').find((l) => {
-      const f = l.split(' ');
-      return f[2]?.includes('master') && f.slice(8).some((r) => { const [a, b = a] = r.split('-').map(Number); return slot >= a! && slot <= b!; });
-    });
-    const port = Number(/:(\d+)@/.exec(line ?? '')?.[1]);
-    const primary = cluster.nodes.find((n) => n.port === port);
-    expect(primary).toBeDefined();
+    const lines = (nodesOut.ok ? new TextDecoder().decode(nodesOut.value as Uint8Array) : '').split('\n').map((l) => l.split(' '));
+    // "<id> <ip:port@bus> <flags> <primary id> … <link> <slot ranges>": a live primary with a live replica
+    const victim = lines.find(
+      (f) => f[2]?.includes('master') && !f[2].includes('fail') && f.length > 8 && lines.some((r) => r[3] === f[0] && !r[2]!.includes('fail') && r[7] === 'connected'),
+    )!;
+    expect(victim, 'a primary with a replica').toBeDefined();
+    const slot = Number(victim[8]!.split('-')[0]);
+    const queue = queueOnSlot(`${label}-${Date.now().toString(36)}`, slot);
+    const primary = cluster.nodes.find((n) => n.port === Number(/:(\d+)@/.exec(victim[1]!)?.[1]))!;
+    const glide = await connectGlide({ url, requestTimeoutMs: 1_500, connectTimeoutMs: 500 });
 
     const acked: string[] = [];
     let retriedIds = 0;
@@ -238,37 +230,54 @@ describe('a primary killed, its replica promoted', () => {
     const loads = Array.from({ length: 8 }, (_, w) => load(w));
     await new Promise((r) => setTimeout(r, 500));
     const before = acked.length;
-    process.kill(primary!.pid, 'SIGKILL');
-    // run until well after the promotion (cluster-node-timeout is 2 s)
-    await new Promise((r) => setTimeout(r, 8_000));
+    process.kill(primary.pid, 'SIGKILL');
+    // after the promotion (cluster-node-timeout is 2 s), the old primary comes back as a
+    // replica of the new one (until then, the new primary has no replica to WAIT for)
+    await new Promise((r) => setTimeout(r, 4_000));
+    await primary.restart();
+    await new Promise((r) => setTimeout(r, 4_000));
     running = false;
     await Promise.all(loads);
 
-    expect(before).toBeGreaterThan(0);
-    expect(acked.length).toBeGreaterThan(before + 100); // enqueues resumed after the kill
-    expect(retriedIds).toBeGreaterThan(0); // the failover was felt
-    expect(longestGapMs).toBeLessThan(30_000);
-    const members = await (async () => {
-      const o = await probe.command(['ZRANGE', `emq:{${queue}}:pending`, '0', '-1']);
-      return o.ok ? (o.value as Uint8Array[]).map((m) => new TextDecoder().decode(m)) : [];
-    })();
-    // every job in the queue is one the load sent (retries kept their id: no second job),
-    // and every row has its pending entry (the slot holds the rows and the pending set)
-    const attempted = new Set(acked);
-    const inFlightAtKill = members.filter((m) => !attempted.has(m));
-    expect(inFlightAtKill.length).toBeLessThanOrEqual(8); // at most one unacknowledged job per worker
-    const slotKeys = Number(
-      await (probe.client as GlideClusterClient).customCommand(['CLUSTER', 'COUNTKEYSINSLOT', String(slot)], {
-        route: { type: 'primarySlotKey', key: `emq:{${queue}}:pending` },
-      }),
-    );
-    expect(slotKeys).toBe(members.length + 1);
-    // replication is asynchronous: writes the old primary acknowledged just before it died
-    // may never have reached the replica. Measured and shown here, not hidden.
+    const read = async (...args: string[]) => {
+      const o = await (probe.client as GlideClusterClient).customCommand(args, { route: { type: 'primarySlotKey', key: `emq:{${queue}}:pending` } });
+      return o as unknown;
+    };
+    const members = ((await read('ZRANGE', `emq:{${queue}}:pending`, '0', '-1')) as Uint8Array[]).map((m) => new TextDecoder().decode(m));
+    const slotKeys = Number(await read('CLUSTER', 'COUNTKEYSINSLOT', String(slot)));
     const present = new Set(members);
     const lost = acked.filter((id) => !present.has(id));
-    console.log(`failover: ${acked.length} acknowledged, ${retriedIds} needed a retry, longest enqueue ${longestGapMs} ms, ${lost.length} acknowledged but lost`);
+    const attempted = new Set(acked);
+    const unacknowledged = members.filter((m) => !attempted.has(m));
     await glide.close();
     await probe.close();
+    const summary = `${acked.length} acknowledged, ${retriedIds} needed a retry, longest enqueue ${longestGapMs} ms, ${lost.length} acknowledged but lost`;
+    return { before, acked, retriedIds, longestGapMs, members, slotKeys, lost, unacknowledged, summary };
+  }
+
+  function expectResumedAndWhole(r: Awaited<ReturnType<typeof killUnderLoad>>) {
+    expect(r.before).toBeGreaterThan(0);
+    expect(r.acked.length).toBeGreaterThan(r.before + 100); // enqueues resumed after the kill
+    expect(r.retriedIds).toBeGreaterThan(0); // the failover was felt
+    expect(r.longestGapMs).toBeLessThan(30_000);
+    // every job in the queue is one the load sent (retries kept their id: no second job),
+    // and every row has its pending entry (the slot holds the rows and the pending set)
+    expect(r.unacknowledged.length).toBeLessThanOrEqual(8); // at most one unacknowledged job per worker
+    expect(r.slotKeys).toBe(r.members.length + 1);
+  }
+
+  it('enqueues resume within a bounded time; retries keep the id; rows and pending entries stay together', { timeout: 90_000 }, async () => {
+    const r = await killUnderLoad(cluster.url, 'failover');
+    expectResumedAndWhole(r);
+    // replication is asynchronous: writes the old primary acknowledged just before it died
+    // may never have reached the replica. Measured and shown here, not hidden.
+    console.log(`failover: ${r.summary}`);
+  });
+
+  it('with ?wait=1 (WAIT for one replica after each write), an acknowledged job survives the failover', { timeout: 90_000 }, async () => {
+    const r = await killUnderLoad(`${cluster.url}&wait=1&wait_timeout_ms=500`, 'durable');
+    expectResumedAndWhole(r);
+    console.log(`failover with wait=1: ${r.summary}`);
+    expect(r.lost).toEqual([]);
   });
 });

@@ -8,8 +8,23 @@ describe('VALKEY_URL', () => {
     ['rediss://u:p%40ss@h:6380', { host: 'h', port: 6380, tls: true, db: 0, cluster: false, username: 'u', password: 'p@ss' }],
     ['valkeys://:only-pass@h', { host: 'h', port: 6379, tls: true, db: 0, cluster: false, password: 'only-pass' }],
     ['redis://[::1]:7001?cluster=true', { host: '::1', port: 7001, tls: false, db: 0, cluster: true }],
+    ['redis://h?wait=2&wait_timeout_ms=50', { host: 'h', port: 6379, tls: false, db: 0, cluster: false, waitReplicas: 2, waitTimeoutMs: 50 }],
   ])('%s', (url, expected) => {
-    expect(parseValkeyUrl(url)).toEqual(expected);
+    const { seeds, waitReplicas, waitTimeoutMs, ...rest } = parseValkeyUrl(url);
+    const { waitReplicas: wr = 0, waitTimeoutMs: wt = 1000, ...want } = expected as typeof expected & { waitReplicas?: number; waitTimeoutMs?: number };
+    expect(rest).toEqual(want);
+    expect(seeds).toEqual([{ host: want.host, port: want.port }]);
+    expect({ waitReplicas, waitTimeoutMs }).toEqual({ waitReplicas: wr, waitTimeoutMs: wt });
+  });
+
+  it('a list of seed nodes is a cluster, with the credentials of the URL', () => {
+    const e = parseValkeyUrl('rediss://u:pw@a:7000,b,[::1]:7002/?wait=1');
+    expect(e.seeds).toEqual([
+      { host: 'a', port: 7000 },
+      { host: 'b', port: 6379 },
+      { host: '::1', port: 7002 },
+    ]);
+    expect(e).toMatchObject({ host: 'a', port: 7000, cluster: true, tls: true, username: 'u', password: 'pw', waitReplicas: 1 });
   });
 
   it.each([
@@ -17,6 +32,13 @@ describe('VALKEY_URL', () => {
     ['not a url', /not a URL/],
     ['redis://h/x', /not a non-negative integer/],
     ['redis://h/1?cluster=1', /only database 0/],
+    ['redis://a:1,b:2/3', /only database 0/],
+    ['redis://a:1,b:2?cluster=false', /several seed nodes need a cluster/],
+    ['redis://a:1,b:x', /seed "b:x" .* is not host\[:port\]/],
+    ['redis://a:1,', /seed "" /],
+    ['redis://h?wait=-1', /wait=-1 is not a whole number/],
+    ['redis://h?wait_timeout_ms=0', /wait_timeout_ms=0 is not a whole number ≥ 1/],
+    ['redis://h?clutser=true', /unknown option "clutser"/],
   ])('refuses %s', (url, why) => {
     expect(() => parseValkeyUrl(url)).toThrow(why);
   });

@@ -34,6 +34,14 @@ export interface GlideOptions {
    * (measured with npm run bench: 32 beat both 8 and 1,000).
    */
   maxBatch?: number;
+  /**
+   * After each script call, WAIT until this many replicas have the write (also `?wait=N`).
+   * Replication is asynchronous: without it, a write a primary acknowledged just before it
+   * died can be missing on the replica that takes over.
+   */
+  waitReplicas?: number;
+  /** How long one WAIT may block, in ms (also `?wait_timeout_ms=T`); default 1000. */
+  waitTimeoutMs?: number;
 }
 
 type Client = GlideClient | GlideClusterClient;
@@ -46,6 +54,13 @@ interface Waiting {
 
 function toGlide(arg: Arg): GlideString {
   return typeof arg === 'string' ? arg : Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength);
+}
+
+/** A key's hash tag (what picks its slot): the writes of one queue share one WAIT. */
+function slotTag(key: string): string {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
 }
 
 function argsOf(command: ScriptCommand): GlideString[] {
@@ -127,29 +142,77 @@ function transportError(err: unknown): ConnectionError {
   return new ConnectionError(`valkey: ${(err as Error).message}`, { cause: err });
 }
 
+export interface WaitFor {
+  replicas: number;
+  timeoutMs: number;
+}
+
 export class GlideConnection implements Connection {
   private queue: Waiting[] = [];
   private scheduled = false;
   private closed = false;
+  /** WAITs asked for in this turn of the event loop, one per slot tag. */
+  private waits = new Map<string, Promise<void>>();
 
   constructor(
     /** The underlying glide client, for commands beyond the seam (admin, tests). */
     readonly client: Client,
     private readonly cluster: boolean,
     private readonly maxBatch: number,
+    private readonly waitFor?: WaitFor,
   ) {}
 
   run(command: ScriptCommand): Promise<Outcome> {
-    return this.enqueue(argsOf(command));
+    return this.replicated(this.enqueue(argsOf(command)), command.keys[0]);
   }
 
   pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
-    return Promise.all(commands.map((c) => this.enqueue(argsOf(c))));
+    return Promise.all(commands.map((c) => this.run(c)));
   }
 
   /** Any one command (not a blocking or connection-state one: the connection is shared). */
   command(args: readonly Arg[]): Promise<Outcome> {
-    return this.enqueue(args.map(toGlide));
+    const sent = this.enqueue(args.map(toGlide));
+    // the gateway's script calls are the project's writes: WAITed for like run()'s
+    const script = typeof args[0] === 'string' && /^eval(sha)?$/i.test(args[0]) && Number(args[2]) > 0;
+    return script && typeof args[3] === 'string' ? this.replicated(sent, args[3]) : sent;
+  }
+
+  /** The outcome once enough replicas have the write (when asked to wait); a shortfall is a ConnectionError. */
+  private async replicated(sent: Promise<Outcome>, key: string | undefined): Promise<Outcome> {
+    const outcome = await sent;
+    if (!this.waitFor || !outcome.ok || key === undefined) return outcome;
+    const tag = slotTag(key);
+    let waited = this.waits.get(tag);
+    if (!waited) {
+      waited = this.replicaWait(key);
+      this.waits.set(tag, waited);
+      setImmediate(() => this.waits.delete(tag));
+    }
+    await waited;
+    return outcome;
+  }
+
+  // WAIT counts the replicas that have every write this connection made so far; glide keeps
+  // one connection per node, so it covers the writes just answered on the key's node.
+  private async replicaWait(key: string): Promise<void> {
+    const { replicas, timeoutMs } = this.waitFor!;
+    const args = ['WAIT', String(replicas), String(timeoutMs)];
+    let got: number;
+    try {
+      got = Number(
+        this.cluster
+          ? await (this.client as GlideClusterClient).customCommand(args, { route: { type: 'primarySlotKey', key } })
+          : await (this.client as GlideClient).customCommand(args),
+      );
+    } catch (err) {
+      throw transportError(err);
+    }
+    if (got < replicas) {
+      throw new ConnectionError(
+        `valkey: the write reached ${got} of ${replicas} replicas within ${timeoutMs} ms; it is on the primary but could be lost in a failover: send it again with the same id`,
+      );
+    }
   }
 
   /**
@@ -235,17 +298,21 @@ let loggerSet = false;
 
 /** Connects to the server (or cluster) a Valkey URL names. Fails with ConnectionError within the connect timeout. */
 export async function connectGlide(options: GlideOptions | string): Promise<GlideConnection> {
-  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 32 } =
+  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 32, ...rest } =
     typeof options === 'string' ? { url: options } : options;
   const endpoint = parseValkeyUrl(url);
   const cluster = clusterOpt ?? endpoint.cluster;
+  const waitFor = { replicas: rest.waitReplicas ?? endpoint.waitReplicas, timeoutMs: rest.waitTimeoutMs ?? endpoint.waitTimeoutMs };
+  if (waitFor.replicas > 0 && waitFor.timeoutMs >= requestTimeoutMs) {
+    throw new TypeError(`wait_timeout_ms (${waitFor.timeoutMs}) must be shorter than the request timeout (${requestTimeoutMs} ms)`);
+  }
   if (!loggerSet) {
     // glide logs every error reply (NOSCRIPT included) at WARN by default; errors reach callers as values.
     Logger.init('off');
     loggerSet = true;
   }
   const common = {
-    addresses: [{ host: endpoint.host, port: endpoint.port }],
+    addresses: endpoint.seeds,
     useTLS: endpoint.tls,
     requestTimeout: requestTimeoutMs,
     defaultDecoder: Decoder.Bytes,
@@ -260,7 +327,7 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
       ? // topology checked every few seconds, so a failover is noticed quickly (glide's default is 60 s)
         await GlideClusterClient.createClient({ ...common, periodicChecks: { duration_in_sec: 2 } })
       : await GlideClient.createClient({ ...common, databaseId: endpoint.db });
-    return new GlideConnection(client, cluster, maxBatch);
+    return new GlideConnection(client, cluster, maxBatch, waitFor.replicas > 0 ? waitFor : undefined);
   } catch (err) {
     let why = (err as Error).message.replace(/\s+/g, ' ').trim();
     if (endpoint.password) why = why.replaceAll(endpoint.password, '***');
