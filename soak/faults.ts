@@ -1,0 +1,79 @@
+// The four faults the soak injects, round-robin on a schedule. Each resolves once the fault
+// is over (the part is back), with a short note of what it did.
+import type { GlideString } from '@valkey/valkey-glide';
+import type { Stack } from './stack.js';
+
+export const FAULT_KINDS = ['kill -9 Valkey + restart', 'SCRIPT FLUSH', "CLIENT KILL of the gateway's connections", 'gateway restart'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface FaultRecord {
+  kind: FaultKind;
+  at: number;
+  tookMs: number;
+  note: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const text = (v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : String(v));
+
+/** The admin client reconnects by itself after a restart; until then, try again. */
+async function admin(stack: Stack, args: GlideString[]): Promise<unknown> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await stack.admin.customCommand(args);
+    } catch (err) {
+      if (attempt >= 50) throw err;
+      await sleep(100);
+    }
+  }
+}
+
+const inject: Record<FaultKind, (stack: Stack) => Promise<string>> = {
+  async 'kill -9 Valkey + restart'(stack) {
+    process.kill(stack.valkey.pid, 'SIGKILL');
+    await sleep(500); // down for a while: producers must see it
+    await stack.valkey.restart(); // same port, same AOF
+    return `down ≥500 ms, AOF reloaded`;
+  },
+  async 'SCRIPT FLUSH'(stack) {
+    await admin(stack, ['SCRIPT', 'FLUSH']);
+    return 'script cache empty';
+  },
+  async "CLIENT KILL of the gateway's connections"(stack) {
+    // glide names its connections `emq` (the gateway's); ours is `soak-admin`
+    const list = text(await admin(stack, ['CLIENT', 'LIST', 'TYPE', 'normal']));
+    const ids = list
+      .split('\n')
+      .filter((line) => / name=emq /.test(line))
+      .map((line) => /(?:^|\s)id=(\d+)/.exec(line)?.[1])
+      .filter((id): id is string => id !== undefined);
+    let killed = 0;
+    for (const id of ids) killed += Number(await admin(stack, ['CLIENT', 'KILL', 'ID', id]));
+    return `${killed} connection(s) killed`;
+  },
+  async 'gateway restart'(stack) {
+    await stack.gateway.restart();
+    return 'SIGTERM, drained, started again on the same port';
+  },
+};
+
+/**
+ * `each` faults of every kind, evenly spread over `seconds` (none in the first or last
+ * interval, so the run starts and ends calm). Resolves when the last fault is over.
+ */
+export async function runFaults(stack: Stack, seconds: number, each: number, log: (line: string) => void): Promise<FaultRecord[]> {
+  const total = FAULT_KINDS.length * each;
+  const interval = (seconds * 1000) / (total + 1);
+  const start = Date.now();
+  const records: FaultRecord[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + interval * (i + 1);
+    if (due > Date.now()) await sleep(due - Date.now());
+    const kind = FAULT_KINDS[i % FAULT_KINDS.length]!;
+    const began = Date.now();
+    const note = await inject[kind](stack);
+    records.push({ kind, at: began - start, tookMs: Date.now() - began, note });
+    log(`fault ${i + 1}/${total} at ${((began - start) / 1000).toFixed(1)} s: ${kind} (${note}, ${Date.now() - began} ms)`);
+  }
+  return records;
+}

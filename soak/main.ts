@@ -1,0 +1,16 @@
+// npm run soak: SOAK_SECONDS (default 300), SOAK_PRODUCERS (32), SOAK_FAULTS_EACH (6).
+// Prints progress, the fault log and the table; exits 1 if any must is not met.
+import { printTable, runSoak } from './run.js';
+
+const num = (name: string, fallback: number) => {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name}=${v} is not a positive whole number`);
+  return n;
+};
+
+const result = await runSoak({ seconds: num('SOAK_SECONDS', 300), producers: num('SOAK_PRODUCERS', 32), faultsEach: num('SOAK_FAULTS_EACH', 6) });
+console.log(`\n${printTable(result)}\n`);
+console.log(result.ok ? 'soak: every must is met' : 'soak: FAILED');
+process.exit(result.ok ? 0 : 1);
