@@ -5,6 +5,7 @@
 //   GET  /v1/queues/:queue/jobs/:id   → 200 {id, queue, state, attempts} | 404
 //   POST /v1/webhooks/:source         a signed delivery → 201 | 200 duplicate (see webhooks/)
 //   GET  /healthz, GET /readyz
+// With regions (worker.ts), a queue's routes answer Emq-Region: the region whose Valkey takes its jobs.
 import { Hono, type Context } from 'hono';
 import {
   AuthError,
@@ -37,7 +38,10 @@ import type { Caller } from './tokens.js';
 export interface ProducerOptions {
   /** The configuration, or the error that made it; a bad one answers 500 misconfigured. */
   config: () => Config;
-  connection: () => Connection;
+  /** The connection that takes a queue's jobs (its home region's, with regions); no queue: the local one. */
+  connection: (queue?: string) => Connection;
+  /** The region that takes a queue's jobs, answered as Emq-Region; none without regions. */
+  regionOf?: (queue: string) => string | undefined;
 }
 
 type Env = { Variables: { caller: Caller } };
@@ -58,7 +62,7 @@ function problemOf(err: unknown): Problem {
   return new Problem(500, 'internal', 'an unexpected error; nothing about it is shown here');
 }
 
-export function createProducer({ config, connection }: ProducerOptions): Hono<Env> {
+export function createProducer({ config, connection, regionOf }: ProducerOptions): Hono<Env> {
   const app = new Hono<Env>();
 
   app.onError((err, c) => {
@@ -104,6 +108,13 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
     return queue;
   };
 
+  /** The queue's connection, telling the caller which region takes its jobs. */
+  const via = (c: Context, queue: string): Connection => {
+    const region = regionOf?.(queue);
+    if (region) c.header('Emq-Region', region);
+    return connection(queue);
+  };
+
   const location = (queue: string, id: string) => `/v1/queues/${queue}/jobs/${id}`;
 
   const payloadOf = (c: Context, max: number) =>
@@ -122,14 +133,15 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
       throw new Problem(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
     const { maxPayloadBytes, dedupeTtlSeconds } = settings();
+    const valkey = via(c, queue);
     const payload = await payloadOf(c, maxPayloadBytes);
     let verdict;
-    if (key === undefined) verdict = await enqueue(connection(), queue, id, payload);
+    if (key === undefined) verdict = await enqueue(valkey, queue, id, payload);
     else {
       // keys are the caller's own: scoped to the queue (the marker's slot) and the token
       const scope = `key:${await c.get('caller').scope()}`;
       try {
-        ({ id, verdict } = await enqueueOnce(connection(), queue, { scope, key, id, payload, compare: true, ttlSeconds: dedupeTtlSeconds }));
+        ({ id, verdict } = await enqueueOnce(valkey, queue, { scope, key, id, payload, compare: true, ttlSeconds: dedupeTtlSeconds }));
       } catch (err) {
         if (err instanceof ConflictError) throw new Problem(422, 'idempotency_conflict', `this Idempotency-Key was used with another payload (${err.message})`);
         throw err;
@@ -147,7 +159,7 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
     const delivery = await verify(source, c.req.raw.headers, body);
     if ('code' in delivery) throw new Problem(delivery.status, delivery.code, delivery.detail);
     const payload = envelope(source, delivery, c.req.header('Content-Type') ?? '', body);
-    const { id, verdict } = await enqueueOnce(connection(), source.queue, {
+    const { id, verdict } = await enqueueOnce(via(c, source.queue), source.queue, {
       scope: `webhook:${source.name}`,
       key: delivery.id,
       id: mintId(),
@@ -166,7 +178,7 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
       throw err;
     });
     const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes);
-    const results = await enqueueMany(connection(), queue, jobs);
+    const results = await enqueueMany(via(c, queue), queue, jobs);
     return c.json({ queue, results });
   });
 
@@ -174,7 +186,7 @@ export function createProducer({ config, connection }: ProducerOptions): Hono<En
     const queue = queueOf(c);
     const id = c.req.param('id');
     validateId(id);
-    const state = await jobState(connection(), queue, id);
+    const state = await jobState(via(c, queue), queue, id);
     if (!state) throw new Problem(404, 'not_found', `no job ${id} in queue "${queue}"`);
     return c.json({ id, queue, ...state });
   });

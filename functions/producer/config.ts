@@ -7,6 +7,8 @@
 //   EMQ_REST_TIMEOUT_MS      one REST request's budget, default 5000
 //   EMQ_SOURCES              webhook sources (see webhooks/sources.ts); a secret when it holds secrets
 //   EMQ_DEDUPE_TTL_SECONDS   how long a delivery id or Idempotency-Key is remembered, default 604800 (7 days)
+//   EMQ_REGION, EMQ_HOME_REGIONS, EMQ_REGION_URLS, EMQ_REST_TOKEN_<REGION>: which region's gateway
+//                            takes a queue's jobs (regions.ts, read by the Worker in worker.ts)
 import { parseTokens, type Tokens } from './tokens.js';
 import { parseSources, type Source } from './webhooks/sources.js';
 

@@ -1,10 +1,12 @@
 // The Worker: the producer app over the REST connection (the default on Workers), built
-// once per isolate from its vars and secrets.
+// once per isolate from its vars and secrets. With regions (regions.ts), a queue homed in
+// another region goes through that region's gateway, so one queue's jobs share one Valkey.
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
 import { createProducer } from './app.js';
 import { configFrom, type Config, type Vars } from './config.js';
 import { Problem } from './problem.js';
+import { regionsFrom, type Regions } from './regions.js';
 
 type App = ReturnType<typeof createProducer>;
 
@@ -12,6 +14,15 @@ let built: { env: Vars; key: string; app: App } | undefined;
 
 /** What the app is built from; workerd may hand each request a new env object with the same values. */
 const keyOf = (env: Vars) => JSON.stringify(Object.keys(env).filter((k) => k.startsWith('EMQ_')).sort().map((k) => [k, env[k]]));
+
+/** A configuration error as the 500 the caller sees (its message names variables, never values of secrets). */
+function configured<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new Problem(500, 'misconfigured', (err as Error).message);
+  }
+}
 
 export function producerFor(env: Vars): App {
   if (built?.env === env) return built.app;
@@ -21,16 +32,20 @@ export function producerFor(env: Vars): App {
     return built.app;
   }
   let config: Config | undefined;
-  let connection: Connection | undefined;
+  let regions: Regions | undefined;
+  const connections = new Map<string | undefined, Connection>(); // one per region reached
+  const routes = () => (regions ??= configured(() => regionsFrom(env)));
   const app = createProducer({
     config: () => (config ??= configFrom(env)),
-    connection: () => {
+    regionOf: (queue) => routes().homeOf(queue),
+    connection: (queue) => {
+      const region = queue === undefined ? routes().local : routes().homeOf(queue);
+      let connection = connections.get(region);
       if (connection) return connection;
-      const url = env.EMQ_REST_URL;
-      const token = env.EMQ_REST_TOKEN;
-      if (!url || !token) throw new Problem(500, 'misconfigured', 'EMQ_REST_URL and EMQ_REST_TOKEN must both be set');
+      const { url, token } = configured(() => routes().gatewayOf(region));
       const timeoutMs = env.EMQ_REST_TIMEOUT_MS ? Number(env.EMQ_REST_TIMEOUT_MS) : undefined;
-      return (connection = connectRest({ url, token, ...(timeoutMs ? { timeoutMs } : {}) }));
+      connections.set(region, (connection = connectRest({ url, token, ...(timeoutMs ? { timeoutMs } : {}) })));
+      return connection;
     },
   });
   built = { env, key, app };
