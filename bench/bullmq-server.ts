@@ -1,4 +1,4 @@
-// The Node peer for http-enqueue.ts: Hono on @hono/node-server with BullMQ's Queue.add per
+// The HTTP peer for the bench: Hono on @hono/node-server with BullMQ's Queue.add per
 // request (ioredis underneath), on the producer's route shape:
 //   POST /v1/queues/:queue/jobs  Authorization: Bearer <BENCH_TOKEN>, JSON body → 201 {id, queue, verdict}
 // The way a Hono + BullMQ app is usually written: c.req.json(), queue.add('job', data).

@@ -1,38 +1,40 @@
-// The server ceiling: how many @enqueue calls per second the server itself can run, with
-// the client out of the way (-c 50 -P 16: 50 connections, 16 commands in flight on each).
+// What the server alone can do with @enqueue (EVALSHA of lua/enqueue.lua), the client out of
+// the way: 50 connections, 16 commands in flight on each. Two rows, from two generators:
 //
-// valkey-benchmark would be the natural tool, but the script's layout gate needs the same
-// id in KEYS[1] and ARGV[1], and valkey-benchmark (8.0, and redis-benchmark 7) writes a fresh
-// random number into each __rand_int__ of a command. The bench probes that; when the numbers
-// differ, it runs the same shape from resp-load.ts instead, every command built beforehand,
-// and calibrates that generator against valkey-benchmark on a command both can send.
-// (valkey-benchmark stops at the first error reply, so a layout mismatch fails loudly.)
-// The generator's ids ascend, as minted ids do, so the pending set grows at its tail.
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+//   valkey-benchmark, duplicate path: the script's layout gate needs the same id in KEYS[1]
+//     and ARGV[1], and valkey-benchmark writes a different random number into each
+//     __rand_int__ of a command (probed on every run: see randIntIsConsistent), so it cannot
+//     send a fresh id. What it can send is one fixed, existing id: the duplicate path (the
+//     script finds the row and answers 0, writing nothing). Not the enqueue path, so not the
+//     ceiling; shown because it is what the standard tool measures.
+//   node RESP generator (resp-load.ts), unique ids: every command built beforehand with a
+//     fresh id in both places, spread over the same queues as the glide rows. This is the
+//     ceiling the other rows are divided by. The same generator also sends valkey-benchmark's
+//     duplicate command, and the two figures are compared: close figures mean the node
+//     generator is not what limits the ceiling.
 import { basename, join } from 'node:path';
-import { promisify } from 'node:util';
+import { existsSync } from 'node:fs';
 import { enqueueScript } from '../shared/scripts.js';
-import { measured, type Measured } from './drive.js';
+import { runTool } from './children.js';
 import { payloadOf } from './payload.js';
-import { load, type LoadResult } from './resp-load.js';
+import { cpuWindow, type CpuWindow, type Proc } from './proc-cpu.js';
+import { fmtInt } from './report.js';
+import { load, prepare, type LoadResult, type LoadSpec } from './resp-load.js';
 import type { Server } from './server.js';
 
 const CLIENTS = 50;
 const PIPELINE = 16;
-const TOTAL = 400_000;
-const WARMUP = 40_000;
-const QUEUE = 'bench';
-const PENDING = `emq:{${QUEUE}}:pending`;
 const PAYLOAD = JSON.stringify(payloadOf(0));
+const TOOL_TIMEOUT_MS = 90_000;
 
-export interface Ceiling extends Partial<Measured> {
+export interface ServerFigures {
   opsPerSec: number;
-  /** How the load was sent. */
-  method: string;
-  /** Facts worth printing: the probe's answer, the checks passed, the calibration. */
+  /** The generator's own CPU, in cores over the window. */
+  loadCores: number | undefined;
+  /** The generator's CPU when it is another process (not counted in cpu.self). */
+  externalCores: number;
+  cpu: CpuWindow;
   notes: string[];
-  /** Checks that failed: the figure is not to be trusted. */
   problems: string[];
 }
 
@@ -54,12 +56,10 @@ function connectArgs(server: Server): string[] {
   return args;
 }
 
-async function runTool(tool: string, server: Server, args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(tool, [...connectArgs(server), ...args], {
-    timeout: 60_000,
-    maxBuffer: 16 << 20,
-  });
-  return stdout;
+async function tool(path: string, server: Server, args: string[]) {
+  const run = await runTool(basename(path), path, [...connectArgs(server), ...args], TOOL_TIMEOUT_MS);
+  if (run.code !== 0) throw new Error(`${basename(path)} exited ${run.code}: ${(run.stderr || run.stdout).trim().slice(-500)}`);
+  return run;
 }
 
 /**
@@ -77,10 +77,10 @@ export function csvRps(out: string): number {
 }
 
 /** Whether the tool writes one number into every __rand_int__ of a command (HSET k n n). */
-export async function randIntIsConsistent(tool: string, server: Server): Promise<boolean> {
+export async function randIntIsConsistent(path: string, server: Server): Promise<boolean> {
   const key = 'emq:{bench-probe}:rand';
   await server.call('DEL', key);
-  await runTool(tool, server, ['-c', '1', '-n', '8', '-r', '1000000000', 'HSET', key, '__rand_int__', '__rand_int__']);
+  await tool(path, server, ['-c', '1', '-n', '8', '-r', '1000000000', 'HSET', key, '__rand_int__', '__rand_int__']);
   const fields = (await server.call('HKEYS', key)) as string[];
   const values = fields.length > 0 ? ((await server.call('HMGET', key, ...fields)) as string[]) : [];
   await server.call('DEL', key);
@@ -88,22 +88,17 @@ export async function randIntIsConsistent(tool: string, server: Server): Promise
   return fields.every((f, i) => f === values[i]);
 }
 
-function evalsha(row: string, pending: string, id: string): string[] {
-  return ['EVALSHA', enqueueScript.sha1, '2', row, pending, id, PAYLOAD];
+function evalsha(queue: string, id: string): string[] {
+  return ['EVALSHA', enqueueScript.sha1, '2', `emq:{${queue}}:job:${id}`, `emq:{${queue}}:pending`, id, PAYLOAD];
 }
 
-/** The i-th unique job: `JOB` + i in 26 digits, a valid id, so KEYS[1] and ARGV[1] agree. */
-function uniqueJob(i: number): string[] {
-  const id = `JOB${String(i).padStart(26, '0')}`;
-  return evalsha(`emq:{${QUEUE}}:job:${id}`, PENDING, id);
-}
+/** The duplicate command both generators send: one fixed id, stored before the run. */
+const DUP_QUEUE = 'bench-dup';
+const DUP_ID = `JOB${'0'.repeat(26)}`;
 
-function generate(server: Server, total: number, command: (i: number) => readonly string[]): Promise<LoadResult> {
-  const e = server.endpoint;
-  const preamble: string[][] = [];
-  if (e.password !== undefined) preamble.push(e.username ? ['AUTH', e.username, e.password] : ['AUTH', e.password]);
-  if (e.db !== 0) preamble.push(['SELECT', String(e.db)]);
-  return load({ host: e.host, port: e.port, clients: CLIENTS, pipeline: PIPELINE, total, command, preamble });
+async function storeDuplicate(server: Server): Promise<void> {
+  const dup = evalsha(DUP_QUEUE, DUP_ID);
+  await server.call('EVAL', enqueueScript.text, '2', dup[3]!, dup[4]!, DUP_ID, PAYLOAD);
 }
 
 function errorDelta(before: Record<string, number>, after: Record<string, number>): string[] {
@@ -112,92 +107,99 @@ function errorDelta(before: Record<string, number>, after: Record<string, number
     .map(([k, n]) => `${k} x${n - (before[k] ?? 0)}`);
 }
 
-/** Runs the ceiling phase: probe, load, checks, calibration. Leaves the server dirty. */
-export async function measureCeiling(server: Server): Promise<Ceiling> {
-  const tool = benchmarkTool();
+function valkeyOf(server: Server): Proc[] {
+  return server.pid ? [{ label: 'valkey', pid: server.pid }] : [];
+}
+
+/** Row: valkey-benchmark on the duplicate path. Undefined when no benchmark tool is installed. */
+export async function toolDuplicate(server: Server, total: number): Promise<ServerFigures | undefined> {
+  const path = benchmarkTool();
+  if (!path) return undefined;
   const notes: string[] = [];
   const problems: string[] = [];
-  const force = process.env.BENCH_CEILING; // 'tool' or 'generator', to override the probe
-  let useTool = false;
-  if (tool) {
-    const consistent = await randIntIsConsistent(tool, server);
-    notes.push(
-      `${basename(tool)} writes ${consistent ? 'one number into every' : 'a different random number into each'} __rand_int__ of a command` +
-        (consistent ? '' : ': it cannot keep KEYS[1] = emq:{q}:job:<ARGV[1]>'),
-    );
-    useTool = force ? force === 'tool' : consistent;
-  } else {
-    notes.push('no valkey-benchmark or redis-benchmark found');
-  }
-
-  await server.reset();
+  const consistent = await randIntIsConsistent(path, server);
+  notes.push(
+    `probe: ${basename(path)} writes ${consistent ? 'one number into every' : 'a different random number into each'} __rand_int__ of a command` +
+      (consistent ? '' : ', so it cannot send KEYS[1] = emq:{q}:job:<ARGV[1]> with a fresh id: it drives the duplicate path only'),
+  );
+  await storeDuplicate(server);
+  const args = ['-c', String(CLIENTS), '-P', String(PIPELINE), '--csv', ...evalsha(DUP_QUEUE, DUP_ID)];
+  await tool(path, server, ['-n', String(Math.round(total / 10)), ...args]); // warm-up
   const errors0 = await server.errorStats();
-  let result: Ceiling;
-  let expected: number;
-  if (useTool) {
-    const rand = 'JOB0000000000000000__rand_int__';
-    const args = ['-c', String(CLIENTS), '-P', String(PIPELINE), '-r', '100000000', '--csv',
-      ...evalsha(`emq:{${QUEUE}}:job:${rand}`, PENDING, rand)];
-    await runTool(tool!, server, ['-n', String(WARMUP), ...args]);
-    let rps = 0;
-    const m = await measured(() => server.cpuSeconds(), async () => {
-      rps = csvRps(await runTool(tool!, server, ['-n', String(TOTAL), ...args]));
-      return { ops: TOTAL, seconds: TOTAL / rps };
-    });
-    const { clientCores: _client, ...rest } = m; // the tool's CPU is not this process's
-    result = { ...rest, opsPerSec: rps, method: `${basename(tool!)} -c ${CLIENTS} -P ${PIPELINE} -n ${TOTAL} -r 1e8`, notes, problems };
-    expected = WARMUP + TOTAL; // less the few random collisions, which answer 0
-  } else {
-    const warm = await generate(server, WARMUP, (i) => uniqueJob(TOTAL + i));
-    let tally: LoadResult | undefined;
-    const m = await measured(() => server.cpuSeconds(), async () => {
-      tally = await generate(server, TOTAL, uniqueJob);
-      return { ops: tally.replies, seconds: tally.seconds };
-    });
-    const clientCores = tally!.cpuSeconds / tally!.seconds; // the send window only, not the building
-    result = { ...m, clientCores, opsPerSec: TOTAL / m.seconds, method: `node RESP generator -c ${CLIENTS} -P ${PIPELINE} -n ${TOTAL}, unique ids`, notes, problems };
-    for (const t of [warm, tally!]) {
-      if (t.errors > 0) problems.push(`${t.errors} error replies, first: ${t.firstError}`);
-      if (t.zeros > 0) problems.push(`${t.zeros} duplicates where every id was new`);
-    }
-    expected = WARMUP + TOTAL;
-  }
-
-  const pending = Number(await server.call('ZCARD', PENDING));
+  const { value: run, cpu } = await cpuWindow(valkeyOf(server), () => tool(path, server, ['-n', String(total), ...args]));
+  const rps = csvRps(run.stdout);
+  const loadCores = run.cpuSeconds !== undefined ? run.cpuSeconds / cpu.seconds : undefined;
+  notes.push(`${basename(path)} -c ${CLIENTS} -P ${PIPELINE} -n ${fmtInt(total)} EVALSHA <sha> 2 <row> <pending> <id> <~100-byte payload>; every reply 0 (duplicate)`);
   const errs = errorDelta(errors0, await server.errorStats());
   if (errs.length > 0) problems.push(`server counted errors: ${errs.join(', ')}`);
-  if (pending < expected * 0.99) problems.push(`pending set holds ${pending}, expected about ${expected}`);
-  else notes.push(`checked: pending set holds ${pending} of ${expected} jobs sent, no error replies`);
+  const pending = Number(await server.call('ZCARD', `emq:{${DUP_QUEUE}}:pending`));
+  if (pending !== 1) problems.push(`the duplicate path wrote: pending set holds ${pending}, not 1`);
+  return { opsPerSec: rps, loadCores, externalCores: loadCores ?? 0, cpu, notes, problems };
+}
 
-  if (tool) {
-    try {
-      notes.push(await calibrate(tool, server));
-    } catch (err) {
-      notes.push(`calibration failed: ${(err as Error).message}`);
-    }
-  }
-  return result;
+function spec(server: Server, total: number, command: (i: number) => readonly string[]): LoadSpec {
+  const e = server.endpoint;
+  const preamble: string[][] = [];
+  if (e.password !== undefined) preamble.push(e.username ? ['AUTH', e.username, e.password] : ['AUTH', e.password]);
+  if (e.db !== 0) preamble.push(['SELECT', String(e.db)]);
+  return { host: e.host, port: e.port, clients: CLIENTS, pipeline: PIPELINE, total, command, preamble };
+}
+
+/** The i-th unique job: `JOB` + i in 26 digits (ids ascend, as minted ones do), queue i mod `queues`. */
+function uniqueJob(queues: readonly string[]) {
+  return (i: number) => evalsha(queues[i % queues.length]!, `JOB${String(i).padStart(26, '0')}`);
+}
+
+function checkTally(t: LoadResult, problems: string[], want: 'ones' | 'zeros'): void {
+  if (t.errors > 0) problems.push(`${t.errors} error replies, first: ${t.firstError}`);
+  if (want === 'ones' && t.zeros > 0) problems.push(`${t.zeros} duplicates where every id was new`);
+  if (want === 'zeros' && t.ones > 0) problems.push(`${t.ones} enqueued where every id existed`);
 }
 
 /**
- * Both generators on one command each can send: @enqueue of a fixed, existing id (the
- * duplicate path). Close figures mean the node generator is not what limits the ceiling.
+ * Row: the ceiling, unique ids over `queues`, from the node RESP generator; then the same
+ * generator on valkey-benchmark's duplicate command, against `toolRps` when it ran.
  */
-async function calibrate(tool: string, server: Server): Promise<string> {
-  await server.reset();
-  const id = `JOB${'0'.repeat(26)}`;
-  const dup = evalsha(`emq:{${QUEUE}-dup}:job:${id}`, `emq:{${QUEUE}-dup}:pending`, id);
-  await server.call('EVAL', enqueueScript.text, '2', dup[3]!, dup[4]!, id, PAYLOAD);
-  const viaTool = csvRps(await runTool(tool, server, ['-c', String(CLIENTS), '-P', String(PIPELINE), '-n', String(TOTAL), '--csv', ...dup]));
-  const viaNode = await generate(server, TOTAL, () => dup);
-  const nodeRps = TOTAL / viaNode.seconds;
-  const bad = viaNode.errors > 0 || viaNode.ones > 0 ? ` (unexpected replies: ${viaNode.errors} errors, ${viaNode.ones} enqueued)` : '';
-  return (
-    `calibration, duplicate path (same id every time): ${basename(tool)} ${fmt(viaTool)}/s, ` +
-    `node generator ${fmt(nodeRps)}/s${bad}`
-  );
-}
+export async function generatorUnique(
+  server: Server,
+  total: number,
+  queues: readonly string[],
+  countPending: () => Promise<number>,
+  toolRps: number | undefined,
+): Promise<ServerFigures> {
+  const notes: string[] = [];
+  const problems: string[] = [];
+  const warmTotal = Math.round(total / 10);
+  const unique = uniqueJob(queues);
+  checkTally(await load(spec(server, warmTotal, (i) => unique(total + i))), problems, 'ones');
+  const errors0 = await server.errorStats();
+  const s = spec(server, total, unique);
+  const work = prepare(s); // every command built before the clock starts
+  const { value: tally, cpu } = await cpuWindow(valkeyOf(server), () => load(s, work));
+  checkTally(tally, problems, 'ones');
+  const opsPerSec = tally.replies / tally.seconds;
+  notes.push(`node RESP generator -c ${CLIENTS} -P ${PIPELINE} -n ${fmtInt(total)}, one connection each, commands built beforehand, ${queues.length} queues; every reply 1 (enqueued)`);
+  const errs = errorDelta(errors0, await server.errorStats());
+  if (errs.length > 0) problems.push(`server counted errors: ${errs.join(', ')}`);
+  const pending = await countPending();
+  if (pending !== warmTotal + total) problems.push(`pending sets hold ${pending}, ${warmTotal + total} sent`);
+  else notes.push(`checked: the pending sets hold all ${fmtInt(pending)} jobs sent (warm-up included), no error replies`);
 
-function fmt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+  try {
+    await storeDuplicate(server);
+    const dup = evalsha(DUP_QUEUE, DUP_ID);
+    const viaNode = await load(spec(server, total, () => dup));
+    const calibration: string[] = [];
+    checkTally(viaNode, calibration, 'zeros');
+    const nodeRps = viaNode.replies / viaNode.seconds;
+    notes.push(
+      `calibration on the duplicate path (one fixed id): node generator ${fmtInt(nodeRps)}/s` +
+        (toolRps !== undefined ? ` vs valkey-benchmark ${fmtInt(toolRps)}/s (${(nodeRps / toolRps).toFixed(2)}x)` : '') +
+        (calibration.length ? `; ${calibration.join('; ')}` : ''),
+    );
+  } catch (err) {
+    notes.push(`calibration failed: ${(err as Error).message}`);
+  }
+  const loadCores = tally.cpuSeconds / tally.seconds; // the send window only, not the building
+  return { opsPerSec, loadCores, externalCores: 0, cpu, notes, problems };
 }

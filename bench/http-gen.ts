@@ -1,4 +1,4 @@
-// The HTTP load generators of http-enqueue.ts: one fixed POST (same path, headers and body
+// The HTTP load generator of the bench's HTTP rows: one fixed POST (same path, headers and body
 // every time), `connections` keep-alive connections in a closed loop for `ms`.
 //   wrk  (preferred, when on PATH): C, 2 threads; a Lua script counts the answers by status
 //        and prints the latency percentiles; its CPU is read from the reaping shell's
@@ -6,12 +6,11 @@
 //   node (fallback, or BENCH_LOAD=node): node:http in 2 worker_threads, each with its own
 //        keep-alive Agent and half the connections; its CPU is this process's.
 // Only `expectStatus` counts as ok; anything else is counted by status and the first kept.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { clockTicks } from './proc-cpu.js';
+import { runTool } from './children.js';
 
 export interface LoadSpec {
   url: string;
@@ -53,28 +52,6 @@ export function pickTool(): 'wrk' | 'node' {
 }
 
 // ---- wrk ------------------------------------------------------------------------------
-
-const live = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const c of live) {
-    try {
-      process.kill(-c.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-});
-
-/** Kills any wrk still running (its process group), e.g. on SIGINT. */
-export function killLoad(): void {
-  for (const c of live) {
-    try {
-      process.kill(-c.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-}
 
 const luaString = (s: string) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join('')}"`;
 
@@ -119,20 +96,9 @@ async function wrkLoad(spec: LoadSpec, dir: string): Promise<LoadResult> {
   writeFileSync(script, wrkScript(spec));
   const seconds = Math.max(1, Math.round(spec.ms / 1000));
   const args = ['-t', String(THREADS), '-c', String(spec.connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', script, spec.url];
-  // the shell reaps wrk, then reads its own cutime/cstime: wrk's CPU, all threads, exactly
-  const sh = 'wrk "$@"; rc=$?; read -r st < /proc/$$/stat; echo "BENCH stat $st"; exit $rc';
-  const child = spawn('/bin/sh', ['-c', sh, 'sh', ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  live.add(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (c) => resolve(c));
-  });
-  live.delete(child);
-  if (code !== 0) throw new Error(`wrk exited ${code}: ${err.trim() || out.trim()}`);
+  const run = await runTool('wrk', wrkPath() ?? 'wrk', args, spec.ms + 15_000);
+  const out = run.stdout;
+  if (run.code !== 0) throw new Error(`wrk exited ${run.code}: ${run.stderr.trim() || out.trim()}`);
   const values = new Map<string, string>();
   for (const line of out.split('\n')) {
     const m = /^BENCH (\S+) ?(.*)$/.exec(line);
@@ -145,9 +111,6 @@ async function wrkLoad(spec: LoadSpec, dir: string): Promise<LoadResult> {
     if (k.startsWith('status_')) errors.push(`status ${k.slice(7)} x${v}`);
     if (k.startsWith('err_') && Number(v) > 0) errors.push(`${k.slice(4)} x${v}`);
   }
-  const stat = values.get('stat') ?? '';
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const cpu = (Number(fields[13]) + Number(fields[14])) / clockTicks(); // cutime, cstime (fields 16, 17)
   const first = values.get('first')?.trim();
   return {
     tool: `wrk -t${THREADS} -c${spec.connections}`,
@@ -158,7 +121,7 @@ async function wrkLoad(spec: LoadSpec, dir: string): Promise<LoadResult> {
     ...(first ? { firstError: first } : {}),
     p50Ms: num('p50_us') / 1000,
     p99Ms: num('p99_us') / 1000,
-    cores: Number.isFinite(cpu) ? cpu / secs : undefined,
+    cores: run.cpuSeconds !== undefined ? run.cpuSeconds / secs : undefined,
   };
 }
 

@@ -1,16 +1,10 @@
-// The no-op baseline for the gateway: the same stack (Hono on @hono/node-server, one Node
-// process) answering every POST with {"result":1} after reading the body, and nothing else:
-// no auth, no parsing, no Valkey. Prints its URL as the first stdout line; exits 0 on
-// SIGTERM/SIGINT, and on its own when stdin closes (the bench that started it is gone).
+// The no-op floor of Hono on Node: the very app of the no-op Worker (workers/noop-worker.ts:
+// the producer's route, the body read, 201 JSON, nothing else) on @hono/node-server, the
+// stack `emq producer` and the Hono + BullMQ peer run on. Prints its URL as the first stdout
+// line; exits 0 on SIGTERM/SIGINT, and on its own when stdin closes (the bench is gone).
 import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
 import type { AddressInfo } from 'node:net';
-
-const app = new Hono();
-app.post('/*', async (c) => {
-  await c.req.arrayBuffer();
-  return c.json({ result: 1 });
-});
+import app from './workers/noop-worker.js';
 
 const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
   const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
@@ -23,8 +17,7 @@ let stopping = false;
 const stop = () => {
   if (stopping) return;
   stopping = true;
-  const forced = setTimeout(() => process.exit(1), 5_000);
-  forced.unref();
+  setTimeout(() => process.exit(1), 3_000).unref();
   server.close(() => process.exit(0));
   (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
 };

@@ -99,3 +99,46 @@ export function machineSample(): MachineSample | undefined {
 export function machineCores(a: MachineSample | undefined, b: MachineSample | undefined): number | undefined {
   return a && b ? (b.busy - a.busy) / ((b.at - a.at) / 1000) : undefined;
 }
+
+/** A process whose CPU a row reports. */
+export interface Proc {
+  label: string;
+  pid: number;
+}
+
+export interface ProcUse {
+  label: string;
+  use: CpuUse | undefined;
+}
+
+export interface CpuWindow {
+  /** Wall time of the window. */
+  seconds: number;
+  /** Cores this process used (all its threads: JS, libuv, glide's Rust runtime, worker_threads). */
+  self: number;
+  procs: ProcUse[];
+  /** Cores busy machine-wide; undefined off Linux. */
+  machine: number | undefined;
+}
+
+/** Runs `body` with the CPU of this process, of `procs` and of the whole machine sampled around it. */
+export async function cpuWindow<T>(procs: readonly Proc[], body: () => Promise<T>): Promise<{ value: T; cpu: CpuWindow }> {
+  const m0 = machineSample();
+  const own0 = process.cpuUsage();
+  const t0 = performance.now();
+  const before = procs.map((p) => sample(p.pid));
+  const value = await body();
+  const after = procs.map((p) => sample(p.pid));
+  const seconds = (performance.now() - t0) / 1000;
+  const own = process.cpuUsage(own0);
+  const m1 = machineSample();
+  return {
+    value,
+    cpu: {
+      seconds,
+      self: (own.user + own.system) / 1e6 / seconds,
+      procs: procs.map((p, i) => ({ label: p.label, use: between(before[i], after[i]) })),
+      machine: machineCores(m0, m1),
+    },
+  };
+}

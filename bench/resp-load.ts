@@ -33,13 +33,13 @@ function encode(args: readonly string[]): string {
   return out;
 }
 
-interface Chunk {
+export interface Chunk {
   bytes: Buffer;
   count: number;
 }
 
 /** All commands, encoded into chunks of `pipeline` commands, before any is sent. */
-function chunks(spec: LoadSpec): Chunk[] {
+export function prepare(spec: LoadSpec): Chunk[] {
   const out: Chunk[] = [];
   for (let first = 0; first < spec.total; first += spec.pipeline) {
     const count = Math.min(spec.pipeline, spec.total - first);
@@ -117,8 +117,7 @@ function open(host: string, port: number): Promise<Socket> {
 }
 
 /** Sends `spec.total` commands over `spec.clients` sockets, `spec.pipeline` at a time per socket. */
-export async function load(spec: LoadSpec): Promise<LoadResult> {
-  const work = chunks(spec);
+export async function load(spec: LoadSpec, work: readonly Chunk[] = prepare(spec)): Promise<LoadResult> {
   const tally: LoadResult = { seconds: 0, cpuSeconds: 0, replies: 0, ones: 0, zeros: 0, errors: 0 };
   const sockets = await Promise.all(Array.from({ length: spec.clients }, () => open(spec.host, spec.port)));
   const clients = sockets.map((s) => new Client(s, tally));

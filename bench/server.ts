@@ -1,10 +1,14 @@
 // The server under test: a private one started here, or VALKEY_URL's; and the admin
-// commands the bench needs around the phases (flush, script load, counts, CPU, errors).
+// commands the bench needs around the phases (flush, script load, counts, errors). Also the
+// private Valkey Cluster of the cluster rows (scripts/cluster.ts).
+import { readFileSync } from 'node:fs';
 import { Decoder, GlideClient } from '@valkey/valkey-glide';
+import { startCluster } from '../scripts/cluster.js';
+import { startServer } from '../scripts/valkey.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { parseValkeyUrl, redactUrl, type ValkeyEndpoint } from '../shared/connections/valkey-url.js';
 import { enqueueScript } from '../shared/scripts.js';
-import { startServer } from '../scripts/valkey.js';
+import { killOnExit } from './children.js';
 
 /** Key patterns every phase writes under, so a shared server can be cleaned after. */
 export const OUR_KEYS = ['emq:{bench*', 'bench-bull:*'];
@@ -15,6 +19,8 @@ export class Server {
     readonly endpoint: ValkeyEndpoint,
     /** True when this bench started the server, so FLUSHALL is ours to send. */
     readonly owned: boolean,
+    /** The server process on this machine, for its CPU from /proc; undefined when it is elsewhere. */
+    readonly pid: number | undefined,
     private readonly admin: GlideConnection,
     private readonly stopServer: () => Promise<void>,
   ) {}
@@ -26,8 +32,24 @@ export class Server {
     const endpoint = parseValkeyUrl(url);
     if (endpoint.cluster) throw new Error(`${redactUrl(url)}: the bench needs a standalone server, not a cluster`);
     if (endpoint.tls) throw new Error(`${redactUrl(url)}: the bench's load generators speak plain TCP only`);
-    const admin = await connectGlide(url);
-    return new Server(url, endpoint, started !== undefined, admin, async () => started?.stop());
+    const forget = started ? killOnExit(started.pid) : undefined;
+    try {
+      const admin = await connectGlide(url);
+      let pid = started?.pid;
+      if (pid === undefined && ['127.0.0.1', 'localhost', '::1'].includes(endpoint.host)) {
+        const info = await admin.command(['INFO', 'server']);
+        const found = info.ok ? Number(/process_id:(\d+)/.exec(new TextDecoder().decode(info.value as Uint8Array))?.[1]) : NaN;
+        if (found > 0 && /valkey|redis/.test(commOf(found) ?? '')) pid = found;
+      }
+      return new Server(url, endpoint, started !== undefined, pid, admin, async () => {
+        await started?.stop();
+        forget?.();
+      });
+    } catch (err) {
+      await started?.stop();
+      forget?.();
+      throw err;
+    }
   }
 
   private get client(): GlideClient {
@@ -53,12 +75,6 @@ export class Server {
     const info = await this.info('server');
     const valkey = info.get('valkey_version');
     return valkey ? `valkey ${valkey}` : `redis ${info.get('redis_version') ?? '?'}`;
-  }
-
-  /** CPU seconds the server process has used (user + system, all its threads). */
-  async cpuSeconds(): Promise<number> {
-    const cpu = await this.info('cpu');
-    return Number(cpu.get('used_cpu_user') ?? 0) + Number(cpu.get('used_cpu_sys') ?? 0);
   }
 
   /** `errorstat_<PREFIX>` counts, e.g. { EMQLAYOUT: 3 }. */
@@ -105,5 +121,50 @@ export class Server {
       await this.admin.close();
       await this.stopServer();
     }
+  }
+}
+
+/** The process's command name from /proc, or undefined. */
+function commOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A private Valkey Cluster: `primaries` primaries, no replicas (replication would only take CPU from the primaries). */
+export interface BenchCluster {
+  url: string;
+  nodes: Array<{ port: number; pid: number }>;
+  /** Glide's cluster client, for counts. */
+  connection: GlideConnection;
+  close(): Promise<void>;
+}
+
+export async function openCluster(primaries: number): Promise<BenchCluster> {
+  const cluster = await startCluster({ primaries, replicas: 0 });
+  const forget = cluster.nodes.map((n) => killOnExit(n.pid));
+  const stop = async () => {
+    await cluster.stop();
+    for (const f of forget) f();
+  };
+  try {
+    const connection = await connectGlide(cluster.url);
+    return {
+      url: cluster.url,
+      nodes: cluster.nodes.map((n) => ({ port: n.port, pid: n.pid })),
+      connection,
+      close: async () => {
+        try {
+          await connection.close();
+        } finally {
+          await stop();
+        }
+      },
+    };
+  } catch (err) {
+    await stop();
+    throw err;
   }
 }

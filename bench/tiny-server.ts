@@ -1,4 +1,4 @@
-// The tiny upstream for http-enqueue.ts's one-fetch Worker: plain node:http (no framework),
+// The tiny upstream for the bench's one-fetch Worker: plain node:http (no framework),
 // every request's body read and answered 200 {"result":1}, keep-alive. Prints its URL as the
 // first stdout line; exits on SIGTERM/SIGINT, and when stdin closes (the bench is gone).
 import { createServer } from 'node:http';

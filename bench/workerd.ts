@@ -1,19 +1,16 @@
-// Bare `workerd serve` for http-enqueue.ts: one Worker (an ES module bundle) on a loopback
-// port, text bindings, and a network service allowing public, private and local addresses
-// as its globalOutbound (workerd's default "internet" service refuses private IPs, which
-// the gateway and the tiny upstream are). Each workerd runs in its own process group and
-// is killed with it; any still running when this process exits is SIGKILLed.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+// Bare `workerd serve`: one Worker (an ES module bundle) on a loopback port, text bindings,
+// and a network service allowing public, private and local addresses as its globalOutbound
+// (workerd's default "internet" service refuses private IPs, which the gateway and the tiny
+// upstream are). Started and stopped through children.ts like every other process.
+import { execFile, execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { killGroup } from './children.js';
+import { spawnWaiting, type Child } from './children.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // from dist/bench/
-const STARTUP_MS = 15_000;
-const GRACE_MS = 3_000;
 
 export const WORKERD = join(ROOT, 'node_modules', '.bin', 'workerd');
 export const COMPATIBILITY_DATE = '2026-05-03';
@@ -27,31 +24,12 @@ export interface WorkerdSpec {
   dir: string;
 }
 
-export interface WorkerdChild {
-  label: string;
-  url: string;
-  pid: number;
-  stderr(): string;
-  stop(): Promise<number | null>;
-}
-
-const live = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of live) killGroup(child, 'SIGKILL');
-});
-
-/** SIGTERM to every workerd still running (SIGKILL after a grace period), exits awaited. */
-export async function stopAllWorkerd(): Promise<void> {
-  await Promise.all([...live].map(async (child) => {
-    const exited = new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve();
-      else child.once('exit', () => resolve());
-    });
-    killGroup(child, 'SIGTERM');
-    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), GRACE_MS);
-    await exited;
-    clearTimeout(timer);
-  }));
+export function workerdVersion(): string {
+  try {
+    return execFileSync(WORKERD, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim();
+  } catch {
+    return 'workerd ?';
+  }
 }
 
 export async function freePort(): Promise<number> {
@@ -107,58 +85,21 @@ ${list.join('\n')}
 }
 
 /** Starts `workerd serve` on a free port and waits until it accepts connections. */
-export async function startWorkerd(spec: WorkerdSpec): Promise<WorkerdChild> {
+export async function startWorkerd(spec: WorkerdSpec): Promise<Child> {
   const dir = join(spec.dir, spec.label.replace(/[^a-z0-9-]+/gi, '-'));
   mkdirSync(dir, { recursive: true });
   copyFileSync(spec.bundle, join(dir, 'worker.js'));
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     writeFileSync(join(dir, 'config.capnp'), capnpConfig(port, spec.bindings));
-    const child = spawn(WORKERD, ['serve', join(dir, 'config.capnp')], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, cwd: dir });
-    live.add(child);
-    let err = '';
-    const keep = (d: Buffer) => {
-      err = (err + d.toString()).slice(-4000);
-    };
-    child.stdout!.on('data', keep);
-    child.stderr!.on('data', keep);
-    const exited = new Promise<number | null>((resolve) =>
-      child.once('exit', (code) => {
-        live.delete(child);
-        resolve(code);
-      }),
-    );
-    child.once('error', (e) => (err += `spawn: ${e.message}`));
-    const deadline = Date.now() + STARTUP_MS;
-    let ready = false;
-    while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
-      if (await canConnect(port)) {
-        ready = true;
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    if (!ready) {
-      killGroup(child, 'SIGKILL');
-      await exited;
-      if (attempt < 2 && /Address already in use|EADDRINUSE/i.test(err)) continue;
-      throw new Error(`workerd (${spec.label}) did not start: ${err.trim().slice(-1000)}`);
-    }
-    let stopping: Promise<number | null> | undefined;
-    return {
-      label: spec.label,
-      url: `http://127.0.0.1:${port}`,
-      pid: child.pid!,
-      stderr: () => err,
-      stop: () =>
-        (stopping ??= (async () => {
-          killGroup(child, 'SIGTERM');
-          const timer = setTimeout(() => killGroup(child, 'SIGKILL'), GRACE_MS);
-          const code = await exited;
-          clearTimeout(timer);
-          return code;
-        })()),
-    };
+    const started = await spawnWaiting(`workerd (${spec.label})`, WORKERD, ['serve', join(dir, 'config.capnp')], {
+      cwd: dir,
+      ready: () => canConnect(port),
+    });
+    if (started.ready) return { ...started.tracked, url: `http://127.0.0.1:${port}` };
+    const why = started.tracked.output();
+    if (attempt < 2 && /Address already in use|EADDRINUSE/i.test(why)) continue;
+    throw new Error(`workerd (${spec.label}) did not start: ${why.trim().slice(-1000)}`);
   }
 }
 

@@ -1,4 +1,4 @@
-// The floor of any REST-backed Worker, for http-enqueue.ts: the no-op Worker plus one fetch
+// The floor of any REST-backed Worker, for the bench: the no-op Worker plus one fetch
 // per request, a POST of the body to UPSTREAM_URL (a node:http no-op server) with a bearer
 // token, its answer read in full, then 201 JSON. No retries, no timeout signal, no parsing:
 // just the one outbound round trip the producer's REST path cannot avoid.

@@ -1,6 +1,6 @@
-// A no-op Worker for http-enqueue.ts: Hono, the producer's framework, on the producer's
-// route, reading the body and answering 201 JSON; no auth, no upstream. Bundled by esbuild
-// at bench time and served by bare `workerd serve`.
+// The no-op floor: Hono, the producer's framework, on the producer's route, reading the body
+// and answering 201 JSON; no auth, no upstream. Bundled by esbuild at bench time and served
+// by bare `workerd serve`; the same app runs on Node in noop-server.ts.
 import { Hono } from 'hono';
 
 const app = new Hono();
