@@ -35,6 +35,13 @@ local marker = KEYS[3]
 local fingerprint = ARGV[3]
 local ttl = tonumber(ARGV[4])
 
+-- Keys and ids echoed in an error, every byte outside printable ASCII as \xHH: an error
+-- reply must be UTF-8 text, or a client may fail to parse it (glide drops its connection,
+-- and with it every request in flight on that connection).
+local function shown(s)
+  return (string.gsub(s, '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end))
+end
+
 -- Kind gate: the wire admits only JOB-namespaced ids.
 if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
@@ -49,12 +56,12 @@ if queue == nil then
   return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending')
 end
 if row ~= 'emq:{' .. queue .. '}:job:' .. id then
-  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. queue .. '}:job:<ARGV[1]>')
+  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. shown(queue) .. '}:job:<ARGV[1]>')
 end
 local prefix = 'emq:{' .. queue .. '}:once:'
 if string.sub(marker, 1, #prefix) ~= prefix or not string.match(string.sub(marker, #prefix + 1), '^[0-9a-f]+$')
     or #marker ~= #prefix + 64 then
-  return redis.error_reply('EMQLAYOUT KEYS[3] must be emq:{' .. queue .. '}:once:<64 hex digits>')
+  return redis.error_reply('EMQLAYOUT KEYS[3] must be emq:{' .. shown(queue) .. '}:once:<64 hex digits>')
 end
 if type(ARGV[2]) ~= 'string' or type(fingerprint) ~= 'string' or fingerprint == '' or string.find(fingerprint, ' ', 1, true) then
   return redis.error_reply('EMQLAYOUT ARGV[2] (payload) and ARGV[3] (fingerprint or -, no spaces) are required')
@@ -67,14 +74,14 @@ end
 local mark = redis.call('TYPE', marker)['ok']
 if mark ~= 'none' then
   if mark ~= 'string' then
-    return redis.error_reply('WRONGTYPE ' .. marker .. ' holds a ' .. mark .. ', not a string')
+    return redis.error_reply('WRONGTYPE ' .. shown(marker) .. ' holds a ' .. mark .. ', not a string')
   end
   local value = redis.call('GET', marker)
   local first = string.find(value, ' ', 1, true)
   local original = first and string.sub(value, 1, first - 1) or value
   local seen = first and string.sub(value, first + 1) or '-'
   if fingerprint ~= '-' and seen ~= '-' and seen ~= fingerprint then
-    return redis.error_reply('EMQCONFLICT this key was used with another payload (job ' .. original .. ')')
+    return redis.error_reply('EMQCONFLICT this key was used with another payload (job ' .. shown(original) .. ')')
   end
   return { 0, original }
 end
@@ -88,7 +95,7 @@ end
 -- Type gate: the pending set must be absent or a sorted set before we write.
 local kind = redis.call('TYPE', pending)['ok']
 if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE ' .. pending .. ' holds a ' .. kind .. ', not a zset')
+  return redis.error_reply('WRONGTYPE ' .. shown(pending) .. ' holds a ' .. kind .. ', not a zset')
 end
 
 -- @enqueue's writes, exactly; then the marker.

@@ -29,6 +29,13 @@ local id = ARGV[1]
 local row = KEYS[1]
 local pending = KEYS[2]
 
+-- Keys and ids echoed in an error, every byte outside printable ASCII as \xHH: an error
+-- reply must be UTF-8 text, or a client may fail to parse it (glide drops its connection,
+-- and with it every request in flight on that connection).
+local function shown(s)
+  return (string.gsub(s, '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end))
+end
+
 -- Kind gate: the wire admits only JOB-namespaced ids.
 if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
@@ -44,7 +51,7 @@ if queue == nil then
   return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending')
 end
 if row ~= 'emq:{' .. queue .. '}:job:' .. id then
-  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. queue .. '}:job:<ARGV[1]>')
+  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. shown(queue) .. '}:job:<ARGV[1]>')
 end
 if type(ARGV[2]) ~= 'string' then
   return redis.error_reply('EMQLAYOUT ARGV[2] (the payload) is missing')
@@ -58,7 +65,7 @@ end
 -- Type gate: the pending set must be absent or a sorted set before we write.
 local kind = redis.call('TYPE', pending)['ok']
 if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE ' .. pending .. ' holds a ' .. kind .. ', not a zset')
+  return redis.error_reply('WRONGTYPE ' .. shown(pending) .. ' holds a ' .. kind .. ', not a zset')
 end
 
 -- The record: one HSET, the three fields with their birth values.

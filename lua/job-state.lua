@@ -16,6 +16,14 @@
 ]]
 
 local row = KEYS[1]
+
+-- Keys and ids echoed in an error, every byte outside printable ASCII as \xHH: an error
+-- reply must be UTF-8 text, or a client may fail to parse it (glide drops its connection,
+-- and with it every request in flight on that connection).
+local function shown(s)
+  return (string.gsub(s, '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end))
+end
+
 if type(row) ~= 'string' or string.match(row, '^emq:{[^{}]+}:job:JOB') == nil then
   return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{<queue>}:job:<id>')
 end
@@ -24,6 +32,6 @@ if kind == 'none' then
   return false
 end
 if kind ~= 'hash' then
-  return redis.error_reply('WRONGTYPE ' .. row .. ' holds a ' .. kind .. ', not a hash')
+  return redis.error_reply('WRONGTYPE ' .. shown(row) .. ' holds a ' .. kind .. ', not a hash')
 end
 return redis.call('HMGET', row, 'state', 'attempts')

@@ -31,6 +31,8 @@ const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const RETRYABLE = new Set([502, 503, 504]);
 const MAX_RETRY_AFTER_MS = 2_000;
+/** The longest path-style request path sent; a longer command goes as JSON. */
+const MAX_PATH = 8 * 1024;
 
 function argsOf(c: ScriptCommand): Arg[] {
   // lowercase, as Upstash's path-style examples are: /evalsha/<sha>/...
@@ -151,15 +153,21 @@ export class RestConnection implements Connection {
     const args = argsOf(command);
     const last = args[args.length - 1]!;
     const safe = this.safe([command]);
-    // path-style drops empty segments, and an empty body adds no argument: then send JSON
-    if (args.some((a) => a.length === 0)) {
+    const path = '/' + args.slice(0, -1).map(segment).join('/');
+    // path-style drops empty segments, and an empty body adds no argument; and a long request
+    // line is refused (Node's HTTP server: 431 past 16 KiB of headers; nginx: 8 KiB), which a
+    // payload before the last argument makes (@enqueue-once's): then send JSON
+    if (args.some((a) => a.length === 0) || path.length > MAX_PATH) {
       const texts = args.map(jsonText);
       if (texts.some((t) => t === undefined)) {
-        throw new InvalidPayloadError('a command with an empty argument and bytes that are not UTF-8 has no exact REST form');
+        throw new InvalidPayloadError(
+          path.length > MAX_PATH
+            ? `a command whose path would pass ${MAX_PATH} bytes, with bytes that are not UTF-8 before its last argument, has no exact REST form`
+            : 'a command with an empty argument and bytes that are not UTF-8 has no exact REST form',
+        );
       }
       return outcomeOf(await this.request('/', JSON.stringify(texts), 'application/json', safe));
     }
-    const path = '/' + args.slice(0, -1).map(segment).join('/');
     const body = typeof last === 'string' ? utf8.encode(last) : last;
     return outcomeOf(await this.request(path, body, 'application/octet-stream', safe));
   }
@@ -203,7 +211,10 @@ export class RestConnection implements Connection {
   }
 
   private async parse(res: Response): Promise<unknown> {
-    const text = await res.text();
+    // a reply cut off mid-body is a transport failure (retry the same call), not a server's answer
+    const text = await res.text().catch((err: unknown) => {
+      throw new ConnectionError(`REST ${this.base}: the reply was cut off (${(err as Error).message})`, { cause: err });
+    });
     let body: unknown;
     try {
       body = JSON.parse(text);

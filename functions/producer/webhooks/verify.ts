@@ -82,13 +82,14 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
       const signed = concat(utf8.encode(`${t}.`), body);
       if (!(await anyVerifies(source.secrets.map((s) => utf8.encode(s)), sigs, signed))) return badSignature('Stripe-Signature does not match the body');
       if (late) return late;
-      let event: { id?: unknown; type?: unknown };
+      let event: { id?: unknown; type?: unknown } | null;
       try {
         event = JSON.parse(new TextDecoder().decode(body)) as typeof event;
       } catch {
         return { status: 400, code: 'invalid_delivery', detail: 'a Stripe event body must be JSON' };
       }
-      if (typeof event.id !== 'string' || !event.id) return { status: 400, code: 'invalid_delivery', detail: 'the Stripe event has no id' };
+      // `null` is JSON too: no event, no id
+      if (typeof event?.id !== 'string' || !event.id) return { status: 400, code: 'invalid_delivery', detail: 'the Stripe event has no id' };
       return { id: event.id, event: typeof event.type === 'string' ? event.type : '' };
     }
     case 'standard': {
