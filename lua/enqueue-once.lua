@@ -9,9 +9,10 @@
   KEYS[3]  emq:{<queue>}:once:<hex64>   the marker (STRING "<id> <fingerprint>", with a TTL)
 
   ARGV[1]  <id>           the job id to use if the marker is new; first three bytes JOB
-  ARGV[2]  <payload>      the caller's bytes, stored verbatim
-  ARGV[3]  <fingerprint>  what the marker must match on reuse; '-': never compared
-  ARGV[4]  <ttl>          the marker's lifetime in seconds, a positive integer
+  ARGV[2]  <fingerprint>  what the marker must match on reuse; '-': never compared
+  ARGV[3]  <ttl>          the marker's lifetime in seconds, a positive integer
+  ARGV[4]  <payload>      the caller's bytes, stored verbatim (last, so a REST call can
+                          carry any bytes as its raw body)
 
   Replies
     { 1, <id> }   enqueued: row, pending entry and marker written
@@ -32,8 +33,9 @@ local id = ARGV[1]
 local row = KEYS[1]
 local pending = KEYS[2]
 local marker = KEYS[3]
-local fingerprint = ARGV[3]
-local ttl = tonumber(ARGV[4])
+local fingerprint = ARGV[2]
+local ttl = tonumber(ARGV[3])
+local payload = ARGV[4]
 
 -- Keys and ids echoed in an error, every byte outside printable ASCII as \xHH: an error
 -- reply must be UTF-8 text, or a client may fail to parse it (glide drops its connection,
@@ -63,11 +65,11 @@ if string.sub(marker, 1, #prefix) ~= prefix or not string.match(string.sub(marke
     or #marker ~= #prefix + 64 then
   return redis.error_reply('EMQLAYOUT KEYS[3] must be emq:{' .. shown(queue) .. '}:once:<64 hex digits>')
 end
-if type(ARGV[2]) ~= 'string' or type(fingerprint) ~= 'string' or fingerprint == '' or string.find(fingerprint, ' ', 1, true) then
-  return redis.error_reply('EMQLAYOUT ARGV[2] (payload) and ARGV[3] (fingerprint or -, no spaces) are required')
+if type(payload) ~= 'string' or type(fingerprint) ~= 'string' or fingerprint == '' or string.find(fingerprint, ' ', 1, true) then
+  return redis.error_reply('EMQLAYOUT ARGV[2] (fingerprint or -, no spaces) and ARGV[4] (payload) are required')
 end
 if ttl == nil or ttl < 1 or ttl ~= math.floor(ttl) then
-  return redis.error_reply('EMQLAYOUT ARGV[4] (ttl) must be a positive whole number of seconds')
+  return redis.error_reply('EMQLAYOUT ARGV[3] (ttl) must be a positive whole number of seconds')
 end
 
 -- The marker: a reuse answers the job it names.
@@ -99,7 +101,7 @@ if kind ~= 'none' and kind ~= 'zset' then
 end
 
 -- @enqueue's writes, exactly; then the marker.
-redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])
+redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', payload)
 redis.call('ZADD', pending, 0, id)
 redis.call('SET', marker, id .. ' ' .. fingerprint, 'EX', ttl)
 return { 1, id }

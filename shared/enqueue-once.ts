@@ -28,7 +28,7 @@ export async function enqueueOnce(connection: Connection, queue: string, options
   checkPayload(payload);
   const marker = await markerKey(queue, scope, key);
   const fingerprint = compare ? await sha256Hex(payload) : '-';
-  const outcome = await runScript(connection, enqueueOnceScript, [row, pending, marker], [id, payload, fingerprint, String(Math.max(1, Math.floor(ttlSeconds)))]);
+  const outcome = await runScript(connection, enqueueOnceScript, [row, pending, marker], [id, fingerprint, String(Math.max(1, Math.floor(ttlSeconds))), payload]);
   if (!outcome.ok) throw fromReply(outcome.error); // EMQCONFLICT is a ConflictError
   const value = outcome.value;
   if (!Array.isArray(value) || value.length !== 2) throw new ProtocolError(`@enqueue-once replied ${String(value)}`);

@@ -35,6 +35,15 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     expect(ttl).toBeLessThanOrEqual(600);
   });
 
+  it('any bytes, large, with the payload compared: 256 KiB that are not UTF-8 arrive exactly (the payload is the last argument)', async () => {
+    const q = freshQueue('once');
+    const payload = Uint8Array.from({ length: 256 * 1024 }, (_, i) => (i % 7 === 0 ? 0xff : (i * 31) % 256));
+    const first = await once(q, { payload, compare: true, key: 'big' });
+    expect(first.verdict).toBe('enqueued');
+    expect(Buffer.compare((await admin.hgetall(`emq:{${q}}:job:${first.id}`)).payload!, Buffer.from(payload))).toBe(0);
+    expect(await once(q, { payload, compare: true, key: 'big' })).toEqual({ id: first.id, verdict: 'duplicate' });
+  });
+
   it('a redelivery (new id offered, same key) answers the original job: no second row or pending entry', async () => {
     const q = freshQueue('once');
     const first = await once(q, { payload: 'v1' });
@@ -88,16 +97,17 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     const row = `emq:{${q}}:job:${id}`;
     const pending = `emq:{${q}}:pending`;
     const cases: Array<[string[], string[], RegExp]> = [
-      [[row, pending, marker.replace(`{${q}}`, `{${q}x}`)], [id, 'p', '-', '60'], /^EMQLAYOUT/],
-      [[row, pending, `emq:{${q}}:once:nothex`], [id, 'p', '-', '60'], /^EMQLAYOUT/],
-      [[row, pending, `${marker}0`], [id, 'p', '-', '60'], /^EMQLAYOUT/],
-      [[row, `emq:{${q}x}:pending`, marker], [id, 'p', '-', '60'], /^EMQLAYOUT/],
-      [[row, pending, marker], [id, 'p', '-', '0'], /^EMQLAYOUT/],
-      [[row, pending, marker], [id, 'p', '-', '1.5'], /^EMQLAYOUT/],
-      [[row, pending, marker], [id, 'p', 'has space', '60'], /^EMQLAYOUT/],
-      [[row, pending], [id, 'p', '-', '60'], /^EMQLAYOUT/],
-      [[row, pending, marker], [id, 'p', '', '60'], /^EMQLAYOUT/],
-      [[`emq:{${q}}:job:task-1`, pending, marker], ['task-1', 'p', '-', '60'], /^EMQKIND:? job id must be JOB-namespaced/],
+      [[row, pending, marker.replace(`{${q}}`, `{${q}x}`)], [id, '-', '60', 'p'], /^EMQLAYOUT/],
+      [[row, pending, `emq:{${q}}:once:nothex`], [id, '-', '60', 'p'], /^EMQLAYOUT/],
+      [[row, pending, `${marker}0`], [id, '-', '60', 'p'], /^EMQLAYOUT/],
+      [[row, `emq:{${q}x}:pending`, marker], [id, '-', '60', 'p'], /^EMQLAYOUT/],
+      [[row, pending, marker], [id, '-', '0', 'p'], /^EMQLAYOUT/],
+      [[row, pending, marker], [id, '-', '1.5', 'p'], /^EMQLAYOUT/],
+      [[row, pending, marker], [id, 'has space', '60', 'p'], /^EMQLAYOUT/],
+      [[row, pending], [id, '-', '60', 'p'], /^EMQLAYOUT/],
+      [[row, pending, marker], [id, '-', '60'], /^EMQLAYOUT/],
+      [[row, pending, marker], [id, '', '60', 'p'], /^EMQLAYOUT/],
+      [[`emq:{${q}}:job:task-1`, pending, marker], ['task-1', '-', '60', 'p'], /^EMQKIND:? job id must be JOB-namespaced/],
     ];
     for (const [keys, args, why] of cases) {
       const outcome = await run(keys, args);

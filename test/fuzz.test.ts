@@ -516,13 +516,6 @@ function isUtf8(b: Uint8Array): boolean {
   }
 }
 
-/** The path of @enqueue-once over REST, path-style (rest.ts): every argument but the last a segment. */
-function oncePathLength(q: string, payload: Uint8Array): number {
-  const bytes = [...payload].map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? 1 : 3)).reduce((a, b) => a + b, 0);
-  const strings = ['evalsha', enqueueOnceScript.sha1, '3', `emq:{${q}}:job:${'J'.repeat(29)}`, `emq:{${q}}:pending`, `emq:{${q}}:once:${'0'.repeat(64)}`, 'J'.repeat(29), '0'.repeat(64)];
-  return 1 + strings.map((x) => encodeURIComponent(x).length).reduce((a, b) => a + b, 0) + bytes + strings.length;
-}
-
 async function checkRow(plan: { req: Req }, ans: Ans, queue: string, id: string, payload: Buffer) {
   const row = await admin.hgetall(`emq:{${queue}}:job:${id}`);
   const fields = Object.keys(row).sort().join(',');
@@ -583,17 +576,6 @@ function planJobs(c: JobsCase): Plan {
   const k = key === undefined ? undefined : trimHttp(key);
   if (k !== undefined && !KEY_RULE.test(k)) return refuse(400, 'invalid_idempotency_key');
   if (body.length > MAX_PAYLOAD) return refuse(413, 'payload_too_large');
-  if (k !== undefined && !isUtf8(body)) {
-    // @enqueue-once's payload is not its last argument, so over REST it rides in the path (or
-    // in JSON, which cannot carry it): past 8 KiB of path, there is no exact form (rest.ts)
-    const over = oncePathLength(q, body) - 8 * 1024;
-    if (over > 16) return refuse(400, 'invalid_payload');
-    // within a few bytes of the limit, either answer (the model follows whichever came)
-    if (over > -16) {
-      const p = planJobsByModel(base, q, who, id, k, body);
-      return { ...p, statuses: [p.status!, 400], code: undefined, valkey: undefined };
-    }
-  }
   return planJobsByModel(base, q, who, id, k, body);
 }
 
@@ -1232,7 +1214,7 @@ function scriptArgs(given: ScriptCall): { args: Array<string | number>; enqueue?
     s.script === 'enqueue'
       ? [s.id, ...(s.payload === undefined ? [] : [s.payload])]
       : s.script === 'enqueue-once'
-        ? [s.id, ...(s.payload === undefined ? [] : [s.payload]), ...(s.fp === undefined ? [] : [s.fp]), ...(s.ttl === undefined ? [] : [s.ttl])]
+        ? [s.id, ...(s.fp === undefined ? [] : [s.fp]), ...(s.ttl === undefined ? [] : [s.ttl]), ...(s.payload === undefined ? [] : [s.payload])]
         : [];
   const head =
     s.how === 'evalsha'
@@ -1544,11 +1526,13 @@ const hook = (over: Partial<HookCase>): HookCase => ({
   delivery: { t: 'fresh', value: 'regression' }, event: undefined, skew: 0, junk: '', contentType: undefined, extra: undefined, ...over,
 });
 const PRODUCER_EXAMPLES: ProducerCase[] = [
-  // an Idempotency-Key's payload went into the REST path (it is not @enqueue-once's last
-  // argument): past 16 KiB the gateway answered 431 (a 502 here) or cut the reply (a 500)
+  // an Idempotency-Key's payload went into the REST path (it was not @enqueue-once's last
+  // argument): past 16 KiB the gateway answered 431 (a 502 here) or cut the reply (a 500);
+  // then non-UTF-8 bytes past ~2.6 KB had no REST form (400) until the payload went last
   { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 0 }, contentType: undefined, body: { t: 'sized', size: 6392, fill: 'mixed' }, extra: undefined },
   { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 1 }, contentType: undefined, body: { t: 'sized', size: 40_000, fill: 'ascii' }, extra: undefined },
   { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 2 }, contentType: undefined, body: { t: 'sized', size: 2_000, fill: 'ff' }, extra: undefined },
+  { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 3 }, contentType: undefined, body: { t: 'sized', size: 40_000, fill: 'ff' }, extra: undefined },
   // a webhook's envelope is @enqueue-once's payload too
   hook({ body: { t: 'sized', size: 40_000, fill: 'mixed' }, delivery: { t: 'fresh', value: 'regression-big' } }),
   hook({ source: { known: 'st' }, stripe: 'jsonJunk', jsonJunk: 'null' }),

@@ -155,8 +155,9 @@ export class RestConnection implements Connection {
     const safe = this.safe([command]);
     const path = '/' + args.slice(0, -1).map(segment).join('/');
     // path-style drops empty segments, and an empty body adds no argument; and a long request
-    // line is refused (Node's HTTP server: 431 past 16 KiB of headers; nginx: 8 KiB), which a
-    // payload before the last argument makes (@enqueue-once's): then send JSON
+    // line is refused (Node's HTTP server: 431 past 16 KiB of headers; nginx: 8 KiB), which
+    // long keys or arguments before the last would make: then send JSON (every project
+    // script takes its payload last, so any payload bytes ride the raw body)
     if (args.some((a) => a.length === 0) || path.length > MAX_PATH) {
       const texts = args.map(jsonText);
       if (texts.some((t) => t === undefined)) {
