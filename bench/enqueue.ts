@@ -547,18 +547,11 @@ async function main(): Promise<number> {
       '',
       ...intro.map((l) => `${l}  `),
       '',
-      `![ops/s per row](${svg})`,
-      '',
-      table(rows, CEILING),
-      '',
-      ...legend.map((l) => `${l}  `),
+      ...figureLines(svg, table(rows, CEILING), legend),
       '',
       '## Targets',
       '',
-      '```',
-      ...verdict,
-      ...(ratios.length ? ['', ...ratios] : []),
-      '```',
+      ...targetLines(verdict, ratios),
       '',
       '## Per row',
       '',
@@ -601,6 +594,16 @@ function gitDescribe(): string {
   }
 }
 
+/** The chart, the table and its legend: the same in latest.md and README.md. */
+function figureLines(svg: string, tableText: string, legend: string[]): string[] {
+  return [`![ops/s per row](${svg})`, '', tableText, '', ...legend.map((l) => `${l}  `)];
+}
+
+/** PASS/FAIL per target, then the other ratios, as one code block. */
+function targetLines(verdict: string[], ratios: string[]): string[] {
+  return ['```', ...verdict, ...(ratios.length ? ['', ...ratios] : []), '```'];
+}
+
 const START = '<!-- bench:latest (written by npm run bench) -->';
 const END = '<!-- /bench:latest -->';
 
@@ -615,16 +618,9 @@ function updateReadme(intro: string[], tableText: string, legend: string[], verd
     START,
     ...intro.map((l) => `${l}  `),
     '',
-    '![ops/s per row](bench/results/latest.svg)',
+    ...figureLines('bench/results/latest.svg', tableText, legend),
     '',
-    tableText,
-    '',
-    ...legend.map((l) => `${l}  `),
-    '',
-    '```',
-    ...verdict,
-    ...(ratios.length ? ['', ...ratios] : []),
-    '```',
+    ...targetLines(verdict, ratios),
     '',
     'Per-row notes and checks: [bench/results/latest.md](bench/results/latest.md).',
     END,

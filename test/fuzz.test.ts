@@ -27,6 +27,7 @@ import './workers/offline-env.js';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { allScripts, enqueueOnceScript, enqueueScript, jobStateScript } from '../shared/scripts.js';
 import { connectAdmin, type Admin } from './support/admin.js';
+import { answerOf, type Answer } from './support/answer.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
 
 // ---------------------------------------------------------------- knobs
@@ -152,12 +153,7 @@ interface Req {
   headers: Array<[string, string]>;
   body?: Uint8Array | undefined;
 }
-interface Ans {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-}
+type Ans = Answer;
 
 function show(req: Req): string {
   const body = req.body
@@ -187,14 +183,7 @@ async function send(base: string, req: Req): Promise<Ans | undefined> {
   } catch (err) {
     throw new Error(`no HTTP answer (${(err as Error).message}: ${String((err as { cause?: unknown }).cause)})\n    ${show(req)}`);
   }
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return answerOf(res);
 }
 
 /** Fetch strips leading and trailing whitespace from header values. */

@@ -8,16 +8,11 @@ import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { mintId } from '../shared/ids.js';
 import { enqueueScript } from '../shared/scripts.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+import { answerOf, type Answer } from './support/answer.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
 
 // ---------------------------------------------------------------- helpers
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-}
 
 interface CallOptions {
   token?: string | undefined;
@@ -32,14 +27,7 @@ async function call(gw: GatewayProcess, path: string, { token, method = 'GET', b
     ...(body === undefined ? {} : { body: body as NonNullable<RequestInit['body']> }),
     headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers },
   });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return answerOf(res);
 }
 
 /** One JSON command: POST / ["CMD", ...]. */
