@@ -23,6 +23,12 @@ export interface RestOptions {
   backoffMs?: number;
   /** Scripts safe to send again (each is keyed by its job id, or only reads). */
   idempotent?: readonly Script[];
+  /**
+   * Largest /pipeline body, in bytes (default 1 MiB, Upstash's request limit): a longer
+   * batch goes as several pipelines, in order. JSON can grow a payload up to 6x (a NUL is
+   * `\u0000`), so a batch within the producer's caps could pass the gateway's.
+   */
+  maxRequestBytes?: number;
   fetch?: typeof fetch;
 }
 
@@ -90,6 +96,7 @@ export class RestConnection implements Connection {
   private readonly timeoutMs: number;
   private readonly retries: number;
   private readonly backoffMs: number;
+  private readonly maxRequestBytes: number;
   private readonly shas: Set<string>;
   private readonly texts: Set<string>;
   private readonly fetch: typeof fetch;
@@ -101,6 +108,7 @@ export class RestConnection implements Connection {
     retries = 2,
     backoffMs = 50,
     idempotent = allScripts,
+    maxRequestBytes = 1024 * 1024,
     fetch: fetchImpl,
   }: RestOptions) {
     this.base = url.replace(/\/+$/, '');
@@ -108,6 +116,7 @@ export class RestConnection implements Connection {
     this.timeoutMs = timeoutMs;
     this.retries = retries;
     this.backoffMs = backoffMs;
+    this.maxRequestBytes = maxRequestBytes;
     this.shas = new Set(idempotent.map((s) => s.sha1));
     this.texts = new Set(idempotent.map((s) => s.text));
     this.fetch = fetchImpl ?? ((input, init) => fetch(input, init));
@@ -119,28 +128,35 @@ export class RestConnection implements Connection {
 
   async pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
     const outcomes: Outcome[] = [];
-    let run: string[][] = [];
+    let run: string[] = []; // each command as JSON
+    let runBytes = 2;
     let runCommands: ScriptCommand[] = [];
     const flush = async () => {
       if (run.length === 0) return;
-      const body = await this.request('/pipeline', JSON.stringify(run), 'application/json', this.safe(runCommands));
+      const body = await this.request('/pipeline', `[${run.join(',')}]`, 'application/json', this.safe(runCommands));
       if (!Array.isArray(body)) throw new ServerError(`REST ${this.base} refused the pipeline: ${JSON.stringify(body).slice(0, 200)}`);
       if (body.length !== run.length) {
         throw new ProtocolError(`a pipeline of ${run.length} answered ${body.length} results`);
       }
       outcomes.push(...body.map(outcomeOf));
       run = [];
+      runBytes = 2;
       runCommands = [];
     };
     for (const c of commands) {
       const texts = argsOf(c).map(jsonText);
-      if (texts.every((t) => t !== undefined)) {
-        run.push(texts as string[]);
-        runCommands.push(c);
-      } else {
+      const json = texts.every((t) => t !== undefined) ? JSON.stringify(texts) : undefined;
+      const bytes = json === undefined ? Infinity : utf8.encode(json).length + 1;
+      // bytes JSON cannot carry, or one command too big for a pipeline: alone, path-style
+      if (bytes > this.maxRequestBytes) {
         await flush();
         outcomes.push(await this.single(c));
+        continue;
       }
+      if (runBytes + bytes > this.maxRequestBytes) await flush();
+      run.push(json!);
+      runBytes += bytes;
+      runCommands.push(c);
     }
     await flush();
     return outcomes;
