@@ -658,6 +658,23 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       },
       10_000,
     );
+
+    it('XREAD / XREADGROUP with BLOCK → 400 at once; without BLOCK they run', async () => {
+      await admin.call('CONFIG', 'RESETSTAT');
+      for (const cmd of [
+        ['XREAD', 'BLOCK', 0, 'STREAMS', 'blk:stream', '$'],
+        ['xread', 'count', 1, 'block', 0, 'streams', 'blk:stream', '$'],
+        ['XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', 'blk:stream', '>'],
+      ]) {
+        const r = await command(gw, gw.admin, cmd);
+        expect(r.status, String(cmd)).toBe(400);
+        expect(r.json.error).toMatch(/would block/);
+      }
+      expect((await call(gw, '/xread/Block/0/streams/blk:stream/$', { token: gw.admin })).status).toBe(400);
+      expect(await admin.calls('xread')).toBe(0);
+      expect(await admin.calls('xreadgroup')).toBe(0);
+      expect(await command(gw, gw.admin, ['XREAD', 'STREAMS', 'blk:stream', '0'])).toMatchObject({ status: 200 });
+    });
   });
 });
 

@@ -29,7 +29,9 @@ export function createPolicy(scripts: readonly Script[]): Policy {
   return {
     refusal(scope, args) {
       const name = commandName(args);
-      if (SHARED_CONNECTION_BREAKERS.has(name)) {
+      // XREAD and XREADGROUP block only when asked to (BLOCK <ms>)
+      const blocks = (name === 'XREAD' || name === 'XREADGROUP') && args.slice(1).some((a) => commandName([a]) === 'BLOCK');
+      if (SHARED_CONNECTION_BREAKERS.has(name) || blocks) {
         return [400, `ERR ${name} is not available over REST: it would block or change the connection all requests share`];
       }
       if (scope === 'admin') return undefined;
