@@ -3,25 +3,16 @@
 // restarted under the Worker), and the producer Worker in workerd (wrangler's
 // unstable_startWorker) over REST to that gateway. Each part can be hurt and brought back.
 import { GlideClient, Decoder } from '@valkey/valkey-glide';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { startGatewayProcess, type GatewayProcess } from '../scripts/gateway-process.js';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { repoRoot } from './root.js';
 
-export interface Gateway {
-  readonly url: string;
-  readonly producerToken: string;
-  /** SIGTERM (it drains), then the same command on the same port. */
-  restart(): Promise<void>;
-  stop(): Promise<void>;
-}
-
 export interface Stack {
   valkey: RunningServer;
-  gateway: Gateway;
+  gateway: GatewayProcess;
   /** The Worker's origin. */
   worker: URL;
   /** The callers' token the Worker accepts for every queue. */
@@ -29,68 +20,6 @@ export interface Stack {
   /** A plain glide client named `soak-admin`, for faults and the final count. */
   admin: GlideClient;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startGateway(valkeyUrl: string): Promise<Gateway> {
-  const root = repoRoot();
-  const port = await freePort();
-  const admin = `adm-${randomBytes(16).toString('hex')}`;
-  const producerToken = `prd-${randomBytes(16).toString('hex')}`;
-  const env = {
-    ...process.env,
-    VALKEY_URL: valkeyUrl,
-    EMQ_GATEWAY_PORT: String(port),
-    EMQ_GATEWAY_TOKENS: `admin:${admin},producer:${producerToken}`,
-  };
-  let child: ChildProcess;
-  const launch = () =>
-    new Promise<void>((resolve, reject) => {
-      child = spawn(process.execPath, [join(root, 'bin', 'emq.js'), 'gateway'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stderr!.on('data', (d) => (err += d));
-      const timer = setTimeout(() => reject(new Error(`gateway did not start: ${err.slice(-500)}`)), 15_000);
-      child.stdout!.on('data', (d) => {
-        out += d;
-        if (/^http:\/\/\S+\n/.test(out)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`gateway exited with ${code}: ${err.slice(-500)}`));
-      });
-    });
-  const halt = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  await launch();
-  return {
-    url: `http://127.0.0.1:${port}`,
-    producerToken,
-    async restart() {
-      await halt();
-      await launch();
-    },
-    stop: halt,
-  };
 }
 
 export async function startStack(): Promise<Stack> {
@@ -119,7 +48,7 @@ export async function startStack(): Promise<Stack> {
       requestTimeout: 10_000,
     });
     parts.push(async () => admin.close());
-    const gateway = await startGateway(valkey.url);
+    const gateway = await startGatewayProcess(valkey.url);
     parts.push(() => gateway.stop());
     const token = `soak-${randomBytes(16).toString('hex')}`;
     const { unstable_startWorker } = await import('wrangler');
@@ -127,7 +56,7 @@ export async function startStack(): Promise<Stack> {
       config: join(root, 'wrangler.toml'),
       bindings: {
         EMQ_REST_URL: { type: 'plain_text', value: gateway.url },
-        EMQ_REST_TOKEN: { type: 'secret_text', value: gateway.producerToken },
+        EMQ_REST_TOKEN: { type: 'secret_text', value: gateway.producer },
         EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify([{ token, queues: ['*'] }]) },
       },
       dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: false, watch: false, logLevel: 'none' },

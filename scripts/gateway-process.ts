@@ -1,0 +1,91 @@
+// `emq gateway` as its own process, for the tests and the soak: started with generated
+// admin and producer tokens, read back from the URL it prints, stopped with SIGTERM (it
+// drains), and restartable on the same port (so a Worker pointed at it keeps its URL).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface GatewayProcess {
+  url: string;
+  admin: string;
+  producer: string;
+  /** The current process (a new one after restart). */
+  readonly child: ChildProcess;
+  /** Everything it wrote to stderr so far. */
+  stderr(): string;
+  /** SIGTERM, and the exit code once it has exited. */
+  stop(): Promise<number | null>;
+  /** stop(), then the same command on the same port. */
+  restart(): Promise<void>;
+}
+
+/** bin/emq.js, found from this file whether it runs from scripts/ or dist/scripts/. */
+function emqBin(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'bin', 'emq.js'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error('bin/emq.js not found');
+    dir = up;
+  }
+  return join(dir, 'bin', 'emq.js');
+}
+
+export async function startGatewayProcess(valkeyUrl: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
+  const admin = `adm-${randomBytes(16).toString('hex')}`;
+  const producer = `prd-${randomBytes(16).toString('hex')}`;
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    VALKEY_URL: valkeyUrl,
+    EMQ_GATEWAY_PORT: '0',
+    EMQ_GATEWAY_TOKENS: `admin:${admin},producer:${producer}`,
+    ...env,
+  };
+  let child!: ChildProcess;
+  let err = '';
+  let exited: Promise<number | null>;
+  const launch = () =>
+    new Promise<string>((resolve, reject) => {
+      child = spawn(process.execPath, [emqBin(), 'gateway'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      exited = new Promise((r) => child.once('exit', (code) => r(code)));
+      child.stderr!.on('data', (d) => (err += d));
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`gateway did not start: ${err.slice(-1000)}`)), 15_000);
+      child.stdout!.on('data', (d) => {
+        out += d;
+        const line = /^(http:\/\/\S+)\n/.exec(out);
+        if (line) {
+          clearTimeout(timer);
+          resolve(line[1]!);
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`gateway exited with ${code}: ${err.slice(-1000)}`));
+      });
+    });
+  const url = await launch();
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  return {
+    url,
+    admin,
+    producer,
+    get child() {
+      return child;
+    },
+    stderr: () => err,
+    stop,
+    async restart() {
+      await stop();
+      childEnv.EMQ_GATEWAY_PORT = new URL(url).port; // the same port again
+      await launch();
+    },
+  };
+}
