@@ -184,9 +184,10 @@ describe('a primary killed, its replica promoted', () => {
 
   /**
    * Kills (SIGKILL) a primary that still has a replica, under 8 workers enqueueing into a
-   * queue on its slots, restarts it 4 s later, and counts what came back: acknowledged ids, the longest single
+   * queue on its slots, restarts it once its replica took over, and counts what came back: acknowledged ids, the longest single
    * enqueue, and acknowledged jobs missing after the replica took over.
    */
+  let runs = 0;
   async function killUnderLoad(url: string, label: string) {
     const probe = await connectGlide(cluster.url);
     const nodesOut = await probe.command(['CLUSTER', 'NODES']);
@@ -196,7 +197,8 @@ describe('a primary killed, its replica promoted', () => {
       (f) => f[2]?.includes('master') && !f[2].includes('fail') && f.length > 8 && lines.some((r) => r[3] === f[0] && !r[2]!.includes('fail') && r[7] === 'connected'),
     )!;
     expect(victim, 'a primary with a replica').toBeDefined();
-    const slot = Number(victim[8]!.split('-')[0]);
+    // a slot no earlier run used (a promoted replica can be picked again), so its keys are this run's alone
+    const slot = Number(victim[8]!.split('-')[0]) + runs++;
     const queue = queueOnSlot(`${label}-${Date.now().toString(36)}`, slot);
     const primary = cluster.nodes.find((n) => n.port === Number(/:(\d+)@/.exec(victim[1]!)?.[1]))!;
     const glide = await connectGlide({ url, requestTimeoutMs: 1_500, connectTimeoutMs: 500 });
@@ -230,12 +232,24 @@ describe('a primary killed, its replica promoted', () => {
     const loads = Array.from({ length: 8 }, (_, w) => load(w));
     await new Promise((r) => setTimeout(r, 500));
     const before = acked.length;
+    const started = Date.now();
     process.kill(primary.pid, 'SIGKILL');
-    // after the promotion (cluster-node-timeout is 2 s), the old primary comes back as a
-    // replica of the new one (until then, the new primary has no replica to WAIT for)
-    await new Promise((r) => setTimeout(r, 4_000));
+    // once its replica is promoted (cluster-node-timeout is 2 s), the old primary comes back,
+    // as a replica of the new one (until then the new primary has no replica to WAIT for).
+    // Not sooner: a primary without persistence that restarts before the failover comes
+    // back empty, keeps its slots, and its replica copies the emptiness.
+    const replicaId = lines.find((r) => r[3] === victim[0] && r[7] === 'connected')![0]!;
+    for (;;) {
+      const now = await probe.client.customCommand(['CLUSTER', 'NODES'], { route: 'randomNode' }).catch(() => undefined);
+      const table = now === undefined ? '' : new TextDecoder().decode(now as Uint8Array);
+      const line = table.split('\n').find((l) => l.startsWith(`${replicaId} `));
+      if (line?.split(' ')[2]?.includes('master')) break;
+      if (Date.now() - started > 30_000) throw new Error('the replica was not promoted within 30 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
     await primary.restart();
-    await new Promise((r) => setTimeout(r, 4_000));
+    await new Promise((r) => setTimeout(r, Math.max(1_000, 8_000 - (Date.now() - started))));
     running = false;
     await Promise.all(loads);
 

@@ -180,6 +180,49 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(ping.json).toEqual({ result: 'PONG' });
     });
 
+    it('path-style POSTs, the way a producer enqueues: tokens checked alike whichever way the request is served', async () => {
+      await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+      const q = freshQueue('fastauth');
+      /** A raw request: Authorization may repeat, the body may be chunked. */
+      const post = (path: string, headers: Record<string, string | string[]>, body: string, chunked = false) =>
+        new Promise<{ status: number; type: string | undefined; body: string }>((resolve, reject) => {
+          const req = request(new URL(gw.url + path), { method: 'POST', agent: false, headers: chunked ? { ...headers, 'Transfer-Encoding': 'chunked' } : headers }, (res) =>
+            readAll(res).then((text) => resolve({ status: res.statusCode!, type: res.headers['content-type'], body: text }), reject),
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+      const before = await snapshot(admin);
+      const unauthorized = JSON.stringify({ error: 'Unauthorized: send Authorization: Bearer <token>' });
+      for (const headers of [
+        {},
+        { Authorization: `Bearer ${gw.producer}x` },
+        { Authorization: 'Bearer ' },
+        { Authorization: [`Bearer ${gw.producer}`, `Bearer ${gw.producer}`] }, // joined: no single token
+      ]) {
+        const r = await post(evalshaPath(q, mintId()), headers, 'p');
+        expect(r, JSON.stringify(headers)).toEqual({ status: 401, type: 'application/json', body: unauthorized });
+      }
+      // a wrong Bearer is not rescued by ?_token=; without a Bearer, ?_token= is the token
+      const wrong = await post(`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, { Authorization: 'Bearer nope' }, 'p');
+      expect(wrong.status).toBe(401);
+      expect(await snapshot(admin)).toEqual(before);
+      const viaQuery = await post(`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, {}, 'q');
+      expect(viaQuery).toEqual({ status: 200, type: 'application/json', body: '{"result":1}' });
+      for (const chunked of [false, true]) {
+        const bearer = await post(evalshaPath(q, mintId()), { Authorization: `bearer  ${gw.producer} `, 'Upstash-Encoding': 'base64' }, 'b', chunked);
+        expect(bearer, `chunked: ${chunked}`).toEqual({ status: 200, type: 'application/json', body: '{"result":1}' });
+      }
+      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(3);
+      // refusals and the script's own errors, the same way
+      const other = await post(`/evalsha/${'f'.repeat(40)}/2/${keysOf(q, 'x').map(encodeURIComponent).join('/')}/x`, { Authorization: `Bearer ${gw.producer}` }, 'p');
+      expect(other).toEqual({ status: 403, type: 'application/json', body: JSON.stringify({ error: "a producer token may run EVALSHA only of this project's scripts" }) });
+      const kind = await post(evalshaPath(q, 'NOTAJOB'), { Authorization: `Bearer ${gw.producer}` }, 'p');
+      expect(kind).toEqual({ status: 400, type: 'application/json', body: JSON.stringify({ error: 'EMQKIND job id must be JOB-namespaced' }) });
+      const escape = await post('/evalsha/%ZZ/0', { Authorization: `Bearer ${gw.admin}` }, 'p');
+      expect(escape).toEqual({ status: 400, type: 'application/json', body: JSON.stringify({ error: 'ERR bad percent-escape "%ZZ" in the path' }) });
+    });
+
     it('a token via Authorization: Bearer works', async () => {
       const r = await command(gw, gw.admin, ['SET', 'auth:b', 'via-bearer']);
       expect(r.status).toBe(200);

@@ -151,8 +151,9 @@ export class GlideConnection implements Connection {
   private queue: Waiting[] = [];
   private scheduled = false;
   private closed = false;
-  /** WAITs asked for in this turn of the event loop, one per slot tag. */
-  private waits = new Map<string, Promise<void>>();
+  /** Writes answered in this turn of the event loop, by slot tag, waiting for one WAIT each. */
+  private waitGroups = new Map<string, { key: string; waiters: Array<{ resolve: () => void; reject: (e: Error) => void }> }>();
+  private waitScheduled = false;
 
   constructor(
     /** The underlying glide client, for commands beyond the seam (admin, tests). */
@@ -163,7 +164,8 @@ export class GlideConnection implements Connection {
   ) {}
 
   run(command: ScriptCommand): Promise<Outcome> {
-    return this.replicated(this.enqueue(argsOf(command)), command.keys[0]);
+    const sent = this.enqueue(argsOf(command));
+    return this.waitFor ? this.replicated(sent, command.keys[0]) : sent;
   }
 
   pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
@@ -174,6 +176,8 @@ export class GlideConnection implements Connection {
   command(args: readonly Arg[]): Promise<Outcome> {
     const sent = this.enqueue(args.map(toGlide));
     // the gateway's script calls are the project's writes: WAITed for like run()'s
+    // (without a WAIT to make, the outcome as it comes: no async step in between)
+    if (!this.waitFor) return sent;
     const script = typeof args[0] === 'string' && /^eval(sha)?$/i.test(args[0]) && Number(args[2]) > 0;
     return script && typeof args[3] === 'string' ? this.replicated(sent, args[3]) : sent;
   }
@@ -182,15 +186,32 @@ export class GlideConnection implements Connection {
   private async replicated(sent: Promise<Outcome>, key: string | undefined): Promise<Outcome> {
     const outcome = await sent;
     if (!this.waitFor || !outcome.ok || key === undefined) return outcome;
-    const tag = slotTag(key);
-    let waited = this.waits.get(tag);
-    if (!waited) {
-      waited = this.replicaWait(key);
-      this.waits.set(tag, waited);
-      setImmediate(() => this.waits.delete(tag));
-    }
-    await waited;
+    // The WAIT is sent after this reply arrived, so it follows the write on the node's
+    // connection and covers it; the writes answered in the same turn share it. (Reusing a
+    // WAIT sent before the reply arrived would not cover the write.)
+    await new Promise<void>((resolve, reject) => {
+      const tag = slotTag(key);
+      let group = this.waitGroups.get(tag);
+      if (!group) this.waitGroups.set(tag, (group = { key, waiters: [] }));
+      group.waiters.push({ resolve, reject });
+      if (!this.waitScheduled) {
+        this.waitScheduled = true;
+        setImmediate(() => this.sendWaits());
+      }
+    });
     return outcome;
+  }
+
+  private sendWaits(): void {
+    this.waitScheduled = false;
+    const groups = this.waitGroups;
+    this.waitGroups = new Map();
+    for (const { key, waiters } of groups.values()) {
+      this.replicaWait(key).then(
+        () => waiters.forEach((w) => w.resolve()),
+        (err: Error) => waiters.forEach((w) => w.reject(err)),
+      );
+    }
   }
 
   // WAIT counts the replicas that have every write this connection made so far; glide keeps
