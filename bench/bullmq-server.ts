@@ -4,10 +4,9 @@
 // The way a Hono + BullMQ app is usually written: c.req.json(), queue.add('job', data).
 // Env: VALKEY_URL, BENCH_TOKEN. Prints its URL as the first stdout line; exits on
 // SIGTERM/SIGINT (queues closed), and when stdin closes (the bench is gone).
-import { serve } from '@hono/node-server';
 import { Queue } from 'bullmq';
 import { Hono } from 'hono';
-import type { AddressInfo } from 'node:net';
+import { serveFetchUntilTold } from './child-server.js';
 import { parseValkeyUrl } from '../shared/connections/valkey-url.js';
 import { BULL_PREFIX } from './peers.js';
 
@@ -35,20 +34,4 @@ app.post('/v1/queues/:queue/jobs', async (c) => {
   return c.json({ id: job.id, queue, verdict: 'enqueued' }, 201);
 });
 
-const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-  const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
-  s.once('error', reject);
-});
-process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
-
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  setTimeout(() => process.exit(1), 3_000).unref();
-  (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-  server.close(() => void Promise.allSettled([...queues.values()].map((q) => q.close())).then(() => process.exit(0)));
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-process.stdin.on('end', stop).on('error', stop).resume();
+await serveFetchUntilTold(app.fetch, () => Promise.allSettled([...queues.values()].map((q) => q.close())));
