@@ -730,6 +730,36 @@ describe('gateway while Valkey is down', () => {
   });
 
   it(
+    'after one call found Valkey gone, the next answer 503 at once instead of waiting out the request timeout; a PING finds it back',
+    async () => {
+      const server = await startServer();
+      cleanup.push(() => server.stop());
+      // a request timeout twice the abort below: an answer in time did not wait it out
+      const gw = await startGatewayProcess(server.url, { EMQ_GATEWAY_TIMEOUT_MS: '4000' });
+      cleanup.push(() => gw.stop());
+      expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200 });
+      process.kill(server.pid, 'SIGKILL');
+      await sleep(100);
+      // the first call may wait for glide to give up (connection refused when it reconnects)
+      const first = await fetch(`${gw.url}/ping`, { headers: { Authorization: `Bearer ${gw.producer}` } });
+      expect(first.status).toBe(503);
+      for (let i = 0; i < 5; i++) {
+        const r = await fetch(`${gw.url}/ping`, { headers: { Authorization: `Bearer ${gw.producer}` }, signal: AbortSignal.timeout(2_000) });
+        expect(r.status).toBe(503);
+        expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+      }
+      await server.restart();
+      let status = 0;
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && status !== 200; await sleep(50)) {
+        status = (await command(gw, gw.producer, ['PING'])).status;
+      }
+      expect(status).toBe(200);
+      expect(await gw.stop()).toBe(0);
+    },
+    60_000,
+  );
+
+  it(
     'answers 503 with Retry-After once Valkey is killed, and 200 again from the same process once it is back on the same port',
     async () => {
       let server = await startServer();

@@ -2,7 +2,7 @@
 // commands pipeline on it. Connected lazily and again after a failed connect, so the
 // gateway starts (and answers 503) while Valkey is down, and recovers without a restart.
 import type { Arg, Outcome } from '../../shared/connection.js';
-import { connectGlide, type GlideConnection, type GlideOptions } from '../../shared/connections/glide.js';
+import { NotReplicatedError, connectGlide, type GlideConnection, type GlideOptions } from '../../shared/connections/glide.js';
 import { ConnectionError } from '../../shared/errors.js';
 
 export interface Backend {
@@ -11,6 +11,9 @@ export interface Backend {
   transaction(commands: ReadonlyArray<readonly Arg[]>): Promise<Outcome[] | Outcome>;
   close(): Promise<void>;
 }
+
+/** How often a PING checks whether Valkey is back, after a failure. */
+const PROBE_MS = 200;
 
 /** Valkey cannot be reached now: answer 503 with Retry-After. */
 export class Unavailable extends Error {}
@@ -36,13 +39,35 @@ export function glideBackend(options: GlideOptions): Backend {
     return connecting;
   };
 
+  // While Valkey is away, glide holds each call until its request timeout (5 s) and a fresh
+  // connect waits out the connect timeout: after one such failure, answer 503 at once and
+  // let one PING at a time find out when Valkey is back.
+  let down: string | undefined;
+  const probe = async () => {
+    while (down !== undefined && !closed) {
+      await new Promise((r) => setTimeout(r, PROBE_MS));
+      try {
+        const pong = await (await connected()).command(['PING']);
+        if (pong.ok) down = undefined;
+      } catch {
+        // still away
+      }
+    }
+  };
+
   const unavailable = (err: unknown): never => {
-    if (err instanceof ConnectionError) throw new Unavailable(err.message);
-    throw err;
+    if (!(err instanceof ConnectionError)) throw err;
+    // a write too few replicas confirmed says nothing about the connection
+    if (!(err instanceof NotReplicatedError) && down === undefined) {
+      down = err.message;
+      void probe();
+    }
+    throw new Unavailable(err.message);
   };
 
   const guard = <T>(use: (c: GlideConnection) => Promise<T>): Promise<T> => {
     if (closed) return Promise.reject(new Unavailable('the gateway is shutting down'));
+    if (down !== undefined) return Promise.reject(new Unavailable(down));
     let sent: Promise<T>;
     try {
       // once connected, straight on: no turns of the microtask queue spent awaiting the connection

@@ -142,6 +142,9 @@ function transportError(err: unknown): ConnectionError {
   return new ConnectionError(`valkey: ${(err as Error).message}`, { cause: err });
 }
 
+/** A write fewer replicas than asked for confirmed in time: retry it with the same id. */
+export class NotReplicatedError extends ConnectionError {}
+
 export interface WaitFor {
   replicas: number;
   timeoutMs: number;
@@ -230,7 +233,7 @@ export class GlideConnection implements Connection {
       throw transportError(err);
     }
     if (got < replicas) {
-      throw new ConnectionError(
+      throw new NotReplicatedError(
         `valkey: the write reached ${got} of ${replicas} replicas within ${timeoutMs} ms; it is on the primary but could be lost in a failover: send it again with the same id`,
       );
     }
