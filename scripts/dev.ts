@@ -13,6 +13,7 @@ import { redactUrl } from '../shared/connections/valkey-url.js';
 import { enqueueScript } from '../shared/scripts.js';
 import { startGateway, type RunningGateway } from '../functions/gateway/server.js';
 import { startServer, type RunningServer } from './valkey.js';
+import { offlineEnv } from './offline-env.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const port = Number(process.env.PORT || 8787);
@@ -73,8 +74,8 @@ async function startWorker(restUrl: string): Promise<string> {
     ) as Record<string, string>),
     EMQ_REST_URL: restUrl,
   };
-  const xdg = join(root, '.cache', 'xdg');
-  mkdirSync(xdg, { recursive: true });
+  const offline = offlineEnv();
+  mkdirSync(offline.XDG_CONFIG_HOME!, { recursive: true });
   // secrets go through a private env file, not the command line (where ps would show them)
   const secrets = { EMQ_REST_TOKEN: gatewayToken, EMQ_TOKENS: JSON.stringify([{ token: devToken, queues: ['*'] }]) };
   secretsFile = join(root, '.cache', `dev-${process.pid}.env`);
@@ -85,7 +86,7 @@ async function startWorker(restUrl: string): Promise<string> {
     cwd: root,
     detached: true, // its own process group, so stopping reaches workerd too
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_HIDE_BANNER: 'true', CLOUDFLARE_CF_FETCH_ENABLED: 'false', XDG_CONFIG_HOME: xdg },
+    env: { ...process.env, ...offline },
   });
   let output = '';
   worker.stdout!.on('data', (d) => (output += d));

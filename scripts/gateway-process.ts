@@ -3,9 +3,8 @@
 // drains), and restartable on the same port (so a Worker pointed at it keeps its URL).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { repoRoot } from './repo-root.js';
 
 export interface GatewayProcess {
   url: string;
@@ -19,17 +18,6 @@ export interface GatewayProcess {
   stop(): Promise<number | null>;
   /** stop(), then the same command on the same port. */
   restart(): Promise<void>;
-}
-
-/** bin/emq.js, found from this file whether it runs from scripts/ or dist/scripts/. */
-function emqBin(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'bin', 'emq.js'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error('bin/emq.js not found');
-    dir = up;
-  }
-  return join(dir, 'bin', 'emq.js');
 }
 
 export async function startGatewayProcess(valkeyUrl: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
@@ -47,7 +35,7 @@ export async function startGatewayProcess(valkeyUrl: string, env: Record<string,
   let exited: Promise<number | null>;
   const launch = () =>
     new Promise<string>((resolve, reject) => {
-      child = spawn(process.execPath, [emqBin(), 'gateway'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(process.execPath, [join(repoRoot(), 'bin', 'emq.js'), 'gateway'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
       exited = new Promise((r) => child.once('exit', (code) => r(code)));
       child.stderr!.on('data', (d) => (err += d));
       let out = '';

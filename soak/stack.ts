@@ -4,11 +4,11 @@
 // unstable_startWorker) over REST to that gateway. Each part can be hurt and brought back.
 import { GlideClient, Decoder } from '@valkey/valkey-glide';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGatewayProcess, type GatewayProcess } from '../scripts/gateway-process.js';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
-import { repoRoot } from './root.js';
+import { goOffline } from '../scripts/offline-env.js';
+import { repoRoot } from '../scripts/repo-root.js';
 
 export interface Stack {
   valkey: RunningServer;
@@ -24,15 +24,7 @@ export interface Stack {
 
 export async function startStack(): Promise<Stack> {
   const root = repoRoot();
-  // wrangler and miniflare stay off the network (metrics, request.cf) and out of ~/.config
-  const offline: Record<string, string> = {
-    WRANGLER_SEND_METRICS: 'false',
-    WRANGLER_HIDE_BANNER: 'true',
-    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-    XDG_CONFIG_HOME: join(root, '.cache', 'xdg'),
-  };
-  for (const [k, v] of Object.entries(offline)) process.env[k] ??= v;
-  mkdirSync(process.env.XDG_CONFIG_HOME!, { recursive: true });
+  goOffline();
 
   const parts: Array<() => Promise<unknown>> = [];
   const stop = async () => {

@@ -1,4 +1,5 @@
-// The repository's root, found from this file whether it runs from soak/ (vitest) or dist/soak/.
+// The repository's root, found from the calling file whether it runs from source (vitest)
+// or from dist/: the nearest folder above holding wrangler.toml.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +8,7 @@ export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'wrangler.toml'))) {
     const up = dirname(dir);
-    if (up === dir) throw new Error('wrangler.toml not found above soak/');
+    if (up === dir) throw new Error('wrangler.toml not found above scripts/');
     dir = up;
   }
   return dir;
