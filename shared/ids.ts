@@ -1,127 +1,186 @@
-// Job ids: `JOB` + the 128 bits of a UUIDv7 (RFC 9562) in lowercase Crockford base32.
-// Byte order is mint order: within one minter, ids minted in the same millisecond, or
-// while the clock stands still (Workers freeze Date.now() inside a request) or steps
-// back, carry a counter in the 74 bits after the timestamp (RFC 9562 §6.2, method 2).
-import { ID_ALPHABET, validateId } from './keyspace.js';
+// Branded ids, exactly the EchoMQ library's (EchoData.BrandedId, EchoData.Snowflake):
+//   id        = namespace (3 bytes A-Z) + base62 of a 63-bit snowflake in 11 digits, 14 bytes
+//   snowflake = ts << 22 | node << 12 | seq   (ts: ms since 2024-01-01T00:00:00Z)
+// The base62 alphabet ascends in ASCII and the width is fixed, so byte order of ids of one
+// namespace is numeric order of snowflakes: mint order.
+import { InvalidIdError } from './errors.js';
+
+export const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const ID_LENGTH = 14;
+/** Milliseconds since the Unix epoch at snowflake time 0: 2024-01-01T00:00:00Z. */
+export const SNOWFLAKE_EPOCH_MS = 1_704_067_200_000;
+/** base62(2^63 - 1): the largest valid payload; the range check compares bytes against it. */
+export const ID_CEILING = 'AzL8n0Y58m7';
+export const NODE_MAX = 1023;
+
+const SEQ = 4096; // 2^12
+const LOW = 4194304; // 2^22: node and seq
+const TS_LIMIT = 2 ** 41; // ts beyond this is past 2093-09-06
+
+const digitOf = new Int8Array(128).fill(-1);
+for (let i = 0; i < ID_ALPHABET.length; i++) digitOf[ID_ALPHABET.charCodeAt(i)] = i;
+
+function shown(value: string): string {
+  return value.length > 40 ? `${JSON.stringify(value.slice(0, 40))}…` : JSON.stringify(value);
+}
+
+/**
+ * Why `id` is not a branded id (any namespace), or undefined when it is. Checks as the
+ * library's reference orders them: length, namespace, charset, range.
+ */
+export function idShapeProblem(id: string): string | undefined {
+  if (id.length !== ID_LENGTH) return `is ${id.length} characters long; a branded id is exactly ${ID_LENGTH}`;
+  for (let i = 0; i < 3; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 65 || c > 90) return 'must start with a namespace of 3 capital letters A-Z (JOB for jobs)';
+  }
+  for (let i = 3; i < ID_LENGTH; i++) {
+    const c = id.charCodeAt(i);
+    if (c >= 128 || digitOf[c] === -1) return 'has a character outside base62 (0-9, A-Z, a-z) after the namespace';
+  }
+  if (id.slice(3) > ID_CEILING) return `encodes more than 63 bits (its last 11 characters are above ${ID_CEILING})`;
+  return undefined;
+}
+
+/** Throws InvalidIdError saying what is wrong unless `id` is a well-formed branded id of any namespace. */
+export function checkIdShape(id: unknown, what = 'job id'): asserts id is string {
+  if (typeof id !== 'string') throw new InvalidIdError(`${what} must be a string, got ${typeof id}`);
+  const problem = idShapeProblem(id);
+  if (problem) throw new InvalidIdError(`${what} ${shown(id)} ${problem}: expected a 14-character branded id such as JOB0KHTOWnGLuC`);
+}
+
+/** The 11 base62 digits of ts * 2^22 + low (ts < 2^41, low < 2^22), without BigInt. */
+function base62(ts: number, low: number): string {
+  const digits = new Array<string>(11);
+  let hi = ts;
+  let lo = low;
+  for (let i = 10; i >= 0; i--) {
+    const r = hi % 62;
+    hi = (hi - r) / 62;
+    const rest = r * LOW + lo; // < 62 * 2^22
+    const d = rest % 62;
+    lo = (rest - d) / 62;
+    digits[i] = ID_ALPHABET[d]!;
+  }
+  return digits.join('');
+}
+
+/** `namespace` + base62(snowflake). Throws RangeError for a bad namespace or a snowflake outside [0, 2^63 - 1]. */
+export function encodeId(namespace: string, snowflake: bigint): string {
+  if (!/^[A-Z]{3}$/.test(namespace)) throw new RangeError('a namespace is 3 capital letters A-Z');
+  if (snowflake < 0n || snowflake > 0x7fffffffffffffffn) throw new RangeError('a snowflake is in [0, 2^63 - 1]');
+  return namespace + base62(Number(snowflake >> 22n), Number(snowflake & 0x3fffffn));
+}
+
+export interface DecodedId {
+  namespace: string;
+  /** The snowflake as a decimal string (it needs 63 bits; JSON numbers hold 53). */
+  snowflake: string;
+  unixMs: number;
+  node: number;
+  seq: number;
+}
+
+/** The snowflake a branded id carries. Throws InvalidIdError unless it is well-formed. */
+export function snowflakeOf(id: string): bigint {
+  checkIdShape(id, 'id');
+  let value = 0n;
+  for (let i = 3; i < ID_LENGTH; i++) value = value * 62n + BigInt(digitOf[id.charCodeAt(i)]!);
+  return value;
+}
+
+/** What a branded id of any namespace holds. Throws InvalidIdError unless it is well-formed. */
+export function decodeId(id: string): DecodedId {
+  const s = snowflakeOf(id);
+  return {
+    namespace: id.slice(0, 3),
+    snowflake: s.toString(),
+    unixMs: Number(s >> 22n) + SNOWFLAKE_EPOCH_MS,
+    node: Number((s >> 12n) & 0x3ffn),
+    seq: Number(s & 0xfffn),
+  };
+}
 
 export interface MinterOptions {
+  /** This minter's node id, 0 to 1023. Two minters must not share one, or their ids can collide. */
+  node: number;
   /** Milliseconds since the Unix epoch. */
   now?: () => number;
-  /** Fills the array with random bytes. */
-  random?: (bytes: Uint8Array<ArrayBuffer>) => void;
+  /** The namespace minted; JOB by default. */
+  namespace?: string;
 }
 
-export type Minter = () => string;
+export interface Minter {
+  (): string;
+  readonly node: number;
+}
 
-const TWO_32 = 2 ** 32;
-
-export function createMinter({
-  now = Date.now,
-  random = (bytes) => crypto.getRandomValues(bytes),
-}: MinterOptions = {}): Minter {
+/**
+ * A monotonic minter, as the library's Snowflake: one cell holds `ts << 12 | seq`, and each
+ * mint takes max(now's cell, last + 1). So a burst in one millisecond counts seq up, an
+ * exhausted seq borrows the next millisecond (running ahead of the clock), and a clock that
+ * stands still or steps back keeps counting: never a repeat, never a wait. The cell starts
+ * at the current millisecond with seq 0, so the first mint in that millisecond gets seq 1.
+ */
+export function createMinter({ node, now = Date.now, namespace = 'JOB' }: MinterOptions): Minter {
+  if (!Number.isInteger(node) || node < 0 || node > NODE_MAX) throw new RangeError(`a node id is a whole number from 0 to ${NODE_MAX}`);
+  if (!/^[A-Z]{3}$/.test(namespace)) throw new RangeError('a namespace is 3 capital letters A-Z');
+  const cellOf = () => Math.max(0, Math.floor(now()) - SNOWFLAKE_EPOCH_MS) * SEQ;
   let last = -1;
-  // The 74 bits after the version: a (12 bits), hi (30 bits), lo (32 bits).
-  let a = 0;
-  let hi = 0;
-  let lo = 0;
-  const seed = new Uint8Array(10);
-  const bytes = new Uint8Array(16);
-
-  const reseed = (ms: number) => {
-    random(seed);
-    a = ((seed[0]! << 8) | seed[1]!) & 0x7ff; // top bit clear: room for 2^73 increments
-    hi = ((seed[2]! << 24) | (seed[3]! << 16) | (seed[4]! << 8) | seed[5]!) & 0x3fffffff;
-    lo = ((seed[6]! << 24) | (seed[7]! << 16) | (seed[8]! << 8) | seed[9]!) >>> 0;
-    last = ms;
-  };
-
-  return () => {
-    const ms = Math.floor(now());
-    if (ms > last) {
-      reseed(ms);
-    } else if (++lo === TWO_32) {
-      lo = 0;
-      if (++hi === 2 ** 30) {
-        hi = 0;
-        if (++a === 4096) reseed(last + 1); // counter exhausted: borrow the next millisecond
-      }
+  let seeded = false;
+  const mint = () => {
+    const cand = cellOf();
+    // seeded at the first mint, not at creation: Workers may create it before any clock runs
+    if (!seeded) {
+      seeded = true;
+      last = cand;
     }
-    const t = last;
-    const tHigh = Math.floor(t / TWO_32);
-    bytes[0] = (tHigh >>> 8) & 0xff;
-    bytes[1] = tHigh & 0xff;
-    bytes[2] = (t >>> 24) & 0xff;
-    bytes[3] = (t >>> 16) & 0xff;
-    bytes[4] = (t >>> 8) & 0xff;
-    bytes[5] = t & 0xff;
-    bytes[6] = 0x70 | (a >>> 8);
-    bytes[7] = a & 0xff;
-    bytes[8] = 0x80 | (hi >>> 24);
-    bytes[9] = (hi >>> 16) & 0xff;
-    bytes[10] = (hi >>> 8) & 0xff;
-    bytes[11] = hi & 0xff;
-    bytes[12] = lo >>> 24;
-    bytes[13] = (lo >>> 16) & 0xff;
-    bytes[14] = (lo >>> 8) & 0xff;
-    bytes[15] = lo & 0xff;
-    return 'JOB' + encode(bytes);
+    last = Math.max(cand, last + 1);
+    const ts = Math.floor(last / SEQ);
+    if (ts >= TS_LIMIT) throw new RangeError('the snowflake clock has passed its horizon (2093-09-06)');
+    return namespace + base62(ts, node * SEQ + (last % SEQ));
   };
+  return Object.assign(mint, { node });
 }
 
-/** 128 bits as 26 base32 characters: two zero bits lead, so the first character is 0-7. */
-function encode(bytes: Uint8Array): string {
-  let out = '';
-  let acc = 0;
-  let bits = 2;
-  for (const byte of bytes) {
-    acc = (acc << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      out += ID_ALPHABET[(acc >>> bits) & 31];
-    }
-    acc &= (1 << bits) - 1;
+/** A random whole number in [min, max]. */
+function drawFrom(min: number, max: number): number {
+  const [r] = crypto.getRandomValues(new Uint32Array(1));
+  return min + (r! % (max - min + 1));
+}
+
+/**
+ * A node-id pool such as `512-1023` or `7`: [first, last]. Throws RangeError (naming
+ * nothing but the rule) unless both ends are whole numbers in 0..1023, first ≤ last.
+ */
+export function parseNodePool(text: string): [number, number] {
+  const m = /^\s*(\d{1,4})\s*(?:-\s*(\d{1,4})\s*)?$/.exec(text);
+  const first = m ? Number(m[1]) : NaN;
+  const last = m ? Number(m[2] ?? m[1]) : NaN;
+  if (!(first >= 0 && last <= NODE_MAX && first <= last)) {
+    throw new RangeError(`must be a node id or a range such as 512-1023, within 0-${NODE_MAX}`);
   }
-  return out;
+  return [first, last];
+}
+
+/** A node id drawn at random from a pool, for a minter no one pinned (a Worker isolate). */
+export function drawNode([first, last]: [number, number] = [0, NODE_MAX]): number {
+  return drawFrom(first, last);
 }
 
 let shared: Minter | undefined;
 
+/** Makes `minter` this process's (or isolate's) own, used by mintId(). */
+export function setMinter(minter: Minter): void {
+  shared = minter;
+}
+
+/** This process's minter: the one set with setMinter, else one on a node id drawn from 0-1023. */
+export function processMinter(): Minter {
+  return (shared ??= createMinter({ node: drawNode() }));
+}
+
 /** A fresh job id from this process's minter. */
 export function mintId(): string {
-  shared ??= createMinter();
-  return shared();
-}
-
-export interface DecodedId {
-  /** The UUID in its canonical 8-4-4-4-12 form. */
-  uuid: string;
-  /** The mint time, in milliseconds since the Unix epoch. */
-  time: number;
-  version: number;
-}
-
-/** The UUID an id encodes, and its mint time. Throws as validateId does. */
-export function decodeId(id: string): DecodedId {
-  validateId(id);
-  const bytes = new Uint8Array(16);
-  let acc = 0;
-  let bits = -2; // drop the two leading zero bits
-  let i = 0;
-  for (const ch of id.slice(3)) {
-    acc = (acc << 5) | ID_ALPHABET.indexOf(ch);
-    bits += 5;
-    if (bits >= 8) {
-      bits -= 8;
-      bytes[i++] = (acc >>> bits) & 0xff;
-    }
-    acc &= (1 << Math.max(bits, 0)) - 1;
-  }
-  const hex = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
-  const time = parseInt(hex.slice(0, 12), 16);
-  return {
-    uuid: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
-    time,
-    version: bytes[6]! >>> 4,
-  };
+  return processMinter()();
 }

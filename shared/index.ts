@@ -3,9 +3,26 @@ export type { Arg, Connection, Outcome, Reply, ScriptCommand } from './connectio
 export { enqueue, enqueueMany, BatchError } from './enqueue.js';
 export type { Job, JobResult, Payload, Verdict } from './enqueue.js';
 export * from './errors.js';
-export { createMinter, decodeId, mintId } from './ids.js';
+export {
+  ID_ALPHABET,
+  ID_CEILING,
+  ID_LENGTH,
+  NODE_MAX,
+  SNOWFLAKE_EPOCH_MS,
+  checkIdShape,
+  createMinter,
+  decodeId,
+  drawNode,
+  encodeId,
+  idShapeProblem,
+  mintId,
+  parseNodePool,
+  processMinter,
+  setMinter,
+  snowflakeOf,
+} from './ids.js';
 export type { DecodedId, Minter, MinterOptions } from './ids.js';
-export { ID_ALPHABET, ID_LENGTH, QUEUE_MAX_LENGTH, enqueueKeys, jobKey, markerKey, pendingKey, sha256Hex, validateId, validateQueue } from './keyspace.js';
+export { QUEUE_MAX_LENGTH, dedupIdOf, dedupKey, enqueueKeys, jobKey, pendingKey, sha256Hex, validateId, validateQueue } from './keyspace.js';
 export { enqueueOnce } from './enqueue-once.js';
 export type { OnceOptions } from './enqueue-once.js';
 export { jobState } from './job-state.js';

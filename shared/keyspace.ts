@@ -1,19 +1,15 @@
 // The keyspace: every key this project sends is built here, after its parts are checked.
 import { InvalidIdError, InvalidQueueError, KindError } from './errors.js';
+import { checkIdShape } from './ids.js';
 
 /**
  * Queue names: 1 to 128 characters of `A-Z a-z 0-9 . _ -`. That keeps `{`, `}` (the
  * cluster hash tag), `:` (the key separator), whitespace, control bytes and non-ASCII
  * out of keys, so a name can never reshape the layout or move a key to another slot.
+ * `emq` itself is the library's reserved name (its `{emq}:` keys), so it is refused too.
  */
 export const QUEUE_MAX_LENGTH = 128;
 const QUEUE_RULE = /^[A-Za-z0-9._-]+$/;
-
-/** The Crockford base32 alphabet, lowercase; ascending in ASCII, so text order is numeric order. */
-export const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
-/** `JOB` + 26 alphabet characters: the 128 bits of a UUIDv7, so the first is 0 to 7. */
-export const ID_LENGTH = 29;
-const ID_RULE = /^JOB[0-7][0-9a-hjkmnp-tv-z]{25}$/;
 
 function describe(value: string): string {
   return value.length > 40 ? `${JSON.stringify(value.slice(0, 40))}…` : JSON.stringify(value);
@@ -26,6 +22,7 @@ export function validateQueue(queue: unknown): asserts queue is string {
   if (queue.length > QUEUE_MAX_LENGTH) {
     throw new InvalidQueueError(`queue name is ${queue.length} characters long; the limit is ${QUEUE_MAX_LENGTH}`);
   }
+  if (queue === 'emq') throw new InvalidQueueError('queue name "emq" is reserved by the EchoMQ wire ({emq}:version and its kin); choose another');
   if (!QUEUE_RULE.test(queue)) {
     const bad = [...queue].find((c) => !QUEUE_RULE.test(c)) ?? '';
     const shown = /^[\x21-\x7e]$/.test(bad) ? `'${bad}'` : `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
@@ -36,20 +33,15 @@ export function validateQueue(queue: unknown): asserts queue is string {
 }
 
 /**
- * Throws unless `id` is an EchoMQ job id: KindError when it is not JOB-namespaced (the
- * wire's own rule), InvalidIdError when it is but is not `JOB` + 26 lowercase Crockford
- * base32 characters (the ids `mintId` makes; ids differing only in case are different jobs).
+ * Throws unless `id` is a job id, checked in the library's order: shape first (InvalidIdError
+ * unless it is a 14-byte branded id of any namespace, saying what is wrong), kind second
+ * (KindError unless its namespace is JOB, the wire's EMQKIND rule).
  */
 export function validateId(id: unknown): asserts id is string {
-  if (typeof id !== 'string') throw new InvalidIdError(`job id must be a string, got ${typeof id}`);
-  if (!id.startsWith('JOB')) throw new KindError(`job id ${describe(id)} must be JOB-namespaced (start with "JOB")`);
-  if (ID_RULE.test(id)) return;
-  let why: string;
-  if (id.length !== ID_LENGTH) why = `is ${id.length} characters long, not ${ID_LENGTH}`;
-  else if (/[A-Z]/.test(id.slice(3))) why = 'has uppercase letters after JOB; ids are lowercase';
-  else if (!/^[0-7]$/.test(id[3]!)) why = 'starts with a character above 7 after JOB, so it encodes more than 128 bits';
-  else why = `has characters outside ${ID_ALPHABET} (no i, l, o, u)`;
-  throw new InvalidIdError(`job id ${describe(id)} ${why}: expected JOB + 26 lowercase Crockford base32 characters`);
+  checkIdShape(id);
+  if (!id.startsWith('JOB')) {
+    throw new KindError(`job id ${JSON.stringify(id)} is a well-formed id of namespace ${id.slice(0, 3)}; a job id must be JOB-namespaced`);
+  }
 }
 
 // The builders below assume checked parts; the exported ones check first.
@@ -81,15 +73,27 @@ export function enqueueKeys(queue: string): (id: string) => [row: string, pendin
 
 const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
+/** The characters a dedup id may hold, as the library's `de:` keys take them. */
+const DEDUP_RULE = /^[A-Za-z0-9._-]{1,255}$/;
+
 /**
- * `emq:{<queue>}:once:<64 hex>`, a dedupe marker: the SHA-256 of the scope and the key, so
- * any delivery id or Idempotency-Key (and a scope holding a token's digest) makes a short,
- * safe key in the queue's slot.
+ * `emq:{<queue>}:de:<dedupId>`, the library's dedup key: a string holding the bare id of the
+ * job it parked. Throws InvalidIdError unless the dedup id is 1 to 255 of `A-Z a-z 0-9 . _ -`.
  */
-export async function markerKey(queue: string, scope: string, key: string): Promise<string> {
+export function dedupKey(queue: string, dedupId: string): string {
   validateQueue(queue);
+  if (!DEDUP_RULE.test(dedupId)) throw new InvalidIdError('a dedup id is 1 to 255 characters of A-Z a-z 0-9 . _ -');
+  return `emq:{${queue}}:de:${dedupId}`;
+}
+
+/**
+ * The dedup id for a caller's key (an Idempotency-Key, a webhook delivery id) within a scope
+ * (a token's digest, a webhook source): the SHA-256 of both, in hex, so any key of any
+ * caller makes a short, safe dedup id and two scopes never share one.
+ */
+export async function dedupIdOf(scope: string, key: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${scope}\u0000${key}`));
-  return `emq:{${queue}}:once:${hex(digest)}`;
+  return hex(digest);
 }
 
 /** The SHA-256 of bytes, in hex: payload fingerprints for markers. */
