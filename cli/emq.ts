@@ -4,15 +4,31 @@ import { parseArgs } from 'node:util';
 import { connectGlide } from '../shared/connections/glide.js';
 import { startGateway } from '../functions/gateway/server.js';
 import { startProducer } from '../functions/producer/node.js';
-import { ConnectionError, RefusalError, enqueue, mintId, validateId, validateQueue } from '../shared/index.js';
+import {
+  ConnectionError,
+  NODE_MAX,
+  RefusalError,
+  createMinter,
+  decodeId,
+  drawNode,
+  enqueue,
+  enqueueNew,
+  parseNodePool,
+  setMinter,
+  validateId,
+  validateQueue,
+} from '../shared/index.js';
 
 const USAGE = `usage:
   emq id                                        print a fresh job id
+  emq id --decode <id>                          print what a branded id (any namespace) holds, as one
+                                                JSON line: namespace, snowflake, unixMs, node, seq
   emq gateway                                   run the REST gateway (see functions/gateway/server.ts)
   emq producer                                  run the producer app on Node (see functions/producer/node.ts)
   emq enqueue <queue> [--id <id>] [--url <url>] enqueue stdin's bytes as one job
       --url defaults to $VALKEY_URL (redis://, rediss://, valkey://, valkeys://)
       prints {"queue","id","verdict"} as one JSON line
+ids carry the node id EMQ_NODE_ID (0-1023) pins, else one drawn from EMQ_NODE_IDS (default 0-1023)
 exit codes: 0 done, 1 failed (safe to retry with the same --id), 2 refused`;
 
 /** The whole command's time budget: a connection failure must not hang a script. */
@@ -35,15 +51,18 @@ async function enqueueCommand(argv: string[]): Promise<void> {
   });
   if (positionals.length !== 1) throw new UsageError(`enqueue takes one queue name, got ${positionals.length}`);
   const queue = positionals[0]!;
-  const id = values.id ?? mintId();
   validateQueue(queue);
-  validateId(id);
+  if (values.id !== undefined) validateId(values.id);
   const url = values.url ?? process.env.VALKEY_URL;
   if (!url) throw new UsageError('no server: pass --url or set VALKEY_URL');
   const payload = await readStdin();
   const connection = await connectGlide({ url });
   try {
-    const verdict = await enqueue(connection, queue, id, payload);
+    // a minted id answered duplicate collided with another minter: enqueueNew mints again
+    const [id, verdict] =
+      values.id !== undefined
+        ? [values.id, await enqueue(connection, queue, values.id, payload)]
+        : [await enqueueNew(connection, queue, payload), 'enqueued'];
     process.stdout.write(JSON.stringify({ queue, id, verdict }) + '\n');
   } finally {
     await connection.close();
@@ -72,13 +91,45 @@ async function serveUntilSignal(which: 'gateway' | 'producer'): Promise<void> {
   });
 }
 
+/** `emq id` mints; `emq id --decode <id>` says what an id holds (a malformed one is refused: exit 2). */
+function idCommand(argv: string[]): void {
+  const { values, positionals } = parseArgs({ args: argv, options: { decode: { type: 'string' } }, allowPositionals: true, strict: true });
+  if (positionals.length > 0) throw new UsageError('id takes no arguments but --decode <id>');
+  if (values.decode !== undefined) {
+    process.stdout.write(JSON.stringify(decodeId(values.decode)) + '\n');
+    return;
+  }
+  process.stdout.write(minter()() + '\n');
+}
+
+/** The process's minter, on EMQ_NODE_ID, else a node id drawn from EMQ_NODE_IDS (checked first). */
+function minter() {
+  const pinned = process.env.EMQ_NODE_ID;
+  let node: number;
+  if (pinned !== undefined && pinned !== '') {
+    if (!/^\d{1,4}$/.test(pinned) || Number(pinned) > NODE_MAX) throw new UsageError(`EMQ_NODE_ID is not a node id: a whole number from 0 to ${NODE_MAX}`);
+    node = Number(pinned);
+  } else {
+    let pool: [number, number] = [0, NODE_MAX];
+    try {
+      if (process.env.EMQ_NODE_IDS) pool = parseNodePool(process.env.EMQ_NODE_IDS);
+    } catch (err) {
+      throw new UsageError(`EMQ_NODE_IDS ${(err as Error).message}`);
+    }
+    node = drawNode(pool);
+  }
+  const made = createMinter({ node });
+  setMinter(made);
+  return made;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
+    if (command === 'enqueue') minter(); // the ids it mints carry this process's node id
     switch (command) {
       case 'id':
-        if (rest.length > 0) throw new UsageError('id takes no arguments');
-        process.stdout.write(mintId() + '\n');
+        idCommand(rest);
         return 0;
       case 'enqueue':
         await enqueueCommand(rest);

@@ -4,7 +4,9 @@
 import type { Connection } from './connection.js';
 import { runScript } from './dispatch.js';
 import { ProtocolError, fromReply, replyText } from './errors.js';
-import { enqueueKeys, markerKey, sha256Hex } from './keyspace.js';
+import { dedupIdOf, enqueueKeys, sha256Hex } from './keyspace.js';
+// (interim, until the de: family lands)
+const markerKey = async (q: string, scope: string, key: string) => `emq:{${q}}:once:${await dedupIdOf(scope, key)}`;
 import { enqueueOnceScript } from './scripts.js';
 import { checkPayload, type Payload, type Verdict } from './enqueue.js';
 

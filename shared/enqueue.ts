@@ -1,7 +1,8 @@
 // enqueue / enqueueMany: EVALSHA first, EVAL only after NOSCRIPT, replies to verdicts.
-import type { Connection, Outcome } from './connection.js';
+import type { Connection, Outcome, ScriptCommand } from './connection.js';
 import { TRANSIENT_RETRIES, asEval, evalsha, isNoScript, isTransient, runScript, transientDelay } from './dispatch.js';
-import { EmqError, InvalidPayloadError, ProtocolError, fromReply } from './errors.js';
+import { EmqError, InvalidPayloadError, ProtocolError, ServerError, fromReply } from './errors.js';
+import { mintId } from './ids.js';
 import { enqueueKeys } from './keyspace.js';
 import { enqueueScript } from './scripts.js';
 
@@ -13,6 +14,27 @@ export type Payload = Uint8Array | string;
 export interface Job {
   id: string;
   payload: Payload;
+}
+
+/** A job for enqueueMany: without an id, one is minted (and minted again should it collide). */
+export interface JobInput {
+  id?: string | undefined;
+  payload: Payload;
+}
+
+/**
+ * How many ids one job may be minted before giving up. Two minters that share a node id
+ * can mint the same id in the same millisecond: then the second finds the first's row and
+ * is answered `duplicate` for a job never sent. Such a `duplicate` on the first try of an
+ * id just minted is a collision, and the cure is a fresh id.
+ */
+export const MINT_TRIES = 8;
+
+/** Collisions kept coming: something mints on this node id much faster than we do. */
+export function collisionError(tries: number): ServerError {
+  return new ServerError(
+    `${tries} freshly minted ids in a row were already taken: another minter shares this node id (set EMQ_NODE_ID, or a disjoint EMQ_NODE_IDS, per minter)`,
+  );
 }
 
 export interface JobResult {
@@ -56,6 +78,24 @@ export async function enqueue(connection: Connection, queue: string, id: string,
   return verdict;
 }
 
+/**
+ * Enqueues one job under an id minted here (`mint`, this process's minter by default). A
+ * `duplicate` for an id just minted is a collision with another minter, never the caller's
+ * duplicate: a fresh id is minted and sent, at most MINT_TRIES times. Resolves to the id
+ * the job landed under.
+ */
+export async function enqueueNew(connection: Connection, queue: string, payload: Payload, mint: () => string = mintId): Promise<string> {
+  const keysOf = enqueueKeys(queue);
+  checkPayload(payload);
+  for (let tries = 1; tries <= MINT_TRIES; tries++) {
+    const id = mint();
+    const verdict = verdictOf(await runScript(connection, enqueueScript, keysOf(id), [id, payload]));
+    if (verdict instanceof EmqError) throw verdict;
+    if (verdict === 'enqueued') return id;
+  }
+  throw collisionError(MINT_TRIES);
+}
+
 /** Some jobs of a batch failed; `results` holds every job's verdict or error, in order. */
 export class BatchError extends EmqError {
   readonly results: ReadonlyArray<JobResult | { id: string; error: EmqError }>;
@@ -72,27 +112,56 @@ export class BatchError extends EmqError {
 /**
  * Enqueues many jobs of one queue as one pipeline (one round trip in steady state; at
  * most two after a script flush). Every job is checked before anything is sent, and each
- * stays atomic on its own. Resolves to a verdict per job in order; a duplicate id inside
- * the batch answers `duplicate` for its later copies. If any job fails, throws BatchError
- * with every job's outcome, so the caller knows exactly which landed. Jobs a cluster
- * answers TRYAGAIN (their slot on the move) are sent again, bounded, as EVAL (the new
- * node may not have the script); a job retried after a later copy of its id in the same
- * batch landed answers `duplicate` in the earlier place instead.
+ * stays atomic on its own. Jobs without an id get one from `mint`. Resolves to a verdict
+ * per job in order; a duplicate id inside the batch answers `duplicate` for its later
+ * copies, while a minted id answered `duplicate` (a collision with another minter) is
+ * minted again and resent, so minted jobs always answer `enqueued`. If any job fails,
+ * throws BatchError with every job's outcome, so the caller knows exactly which landed.
+ * Jobs a cluster answers TRYAGAIN (their slot on the move) are sent again, bounded, as
+ * EVAL (the new node may not have the script); a job retried after a later copy of its id
+ * in the same batch landed answers `duplicate` in the earlier place instead.
  */
-export async function enqueueMany(connection: Connection, queue: string, jobs: readonly Job[]): Promise<JobResult[]> {
+export async function enqueueMany(connection: Connection, queue: string, jobs: readonly JobInput[], mint: () => string = mintId): Promise<JobResult[]> {
   const keysOf = enqueueKeys(queue);
-  const commands = jobs.map(({ id, payload }, index) => {
+  const minted = jobs.map((job) => job.id === undefined);
+  const ids = jobs.map(({ id, payload }, index) => {
     try {
-      const keys = keysOf(id);
+      const chosen = id ?? mint();
+      keysOf(chosen);
       checkPayload(payload);
-      return evalsha(enqueueScript, keys, [id, payload]);
+      return chosen;
     } catch (err) {
       if (err instanceof Error) err.message = `job ${index}: ${err.message}`;
       throw err;
     }
   });
-  if (commands.length === 0) return [];
+  if (jobs.length === 0) return [];
+  const commandOf = (i: number) => evalsha(enqueueScript, keysOf(ids[i]!), [ids[i]!, jobs[i]!.payload]);
 
+  const outcomes = await sendAll(connection, jobs.map((_, i) => commandOf(i)));
+  // collisions: minted ids another minter had taken get fresh ids, sent again
+  for (let tries = 1; ; tries++) {
+    const collided = outcomes.map((o, i) => (minted[i] && verdictOf(o) === 'duplicate' ? i : -1)).filter((i) => i >= 0);
+    if (collided.length === 0) break;
+    if (tries >= MINT_TRIES) {
+      collided.forEach((i) => (outcomes[i] = { ok: false, error: collisionError(MINT_TRIES).message }));
+      break;
+    }
+    for (const i of collided) ids[i] = mint();
+    const again = await sendAll(connection, collided.map(commandOf));
+    collided.forEach((i, k) => (outcomes[i] = again[k]!));
+  }
+
+  const results = ids.map((id, i) => {
+    const verdict = verdictOf(outcomes[i]!);
+    return verdict instanceof EmqError ? { id, error: verdict } : { id, verdict };
+  });
+  if (results.some((r) => 'error' in r)) throw new BatchError(results);
+  return results as JobResult[];
+}
+
+/** One pipeline of @enqueue calls, with the NOSCRIPT and TRYAGAIN rounds; an outcome per command. */
+async function sendAll(connection: Connection, commands: ScriptCommand[]): Promise<Outcome[]> {
   const outcomes = await connection.pipeline(commands);
   const flushed = commands.map((_, i) => i).filter((i) => isNoScript(outcomes[i]!));
   if (flushed.length > 0) {
@@ -117,11 +186,5 @@ export async function enqueueMany(connection: Connection, queue: string, jobs: r
     const retried = await connection.pipeline(again.map((i) => asEval(enqueueScript, commands[i]!)));
     again.forEach((i, k) => (outcomes[i] = retried[k]!));
   }
-
-  const results = jobs.map(({ id }, i) => {
-    const verdict = verdictOf(outcomes[i]!);
-    return verdict instanceof EmqError ? { id, error: verdict } : { id, verdict };
-  });
-  if (results.some((r) => 'error' in r)) throw new BatchError(results);
-  return results as JobResult[];
+  return outcomes;
 }

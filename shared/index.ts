@@ -1,7 +1,7 @@
 // The keyspace and enqueue package: runtime-agnostic (no Node built-ins, no Workers APIs).
 export type { Arg, Connection, Outcome, Reply, ScriptCommand } from './connection.js';
-export { enqueue, enqueueMany, BatchError } from './enqueue.js';
-export type { Job, JobResult, Payload, Verdict } from './enqueue.js';
+export { BatchError, MINT_TRIES, enqueue, enqueueMany, enqueueNew } from './enqueue.js';
+export type { Job, JobInput, JobResult, Payload, Verdict } from './enqueue.js';
 export * from './errors.js';
 export {
   ID_ALPHABET,

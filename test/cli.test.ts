@@ -42,13 +42,49 @@ describe('emq', () => {
   });
   afterAll(() => admin?.close());
 
-  it('emq id prints a fresh, valid id', async () => {
-    const a = await emq(['id']);
-    const b = await emq(['id']);
+  it('emq id prints a fresh branded id on EMQ_NODE_ID, later ids sorting after earlier ones', async () => {
+    const before = Date.now();
+    const a = await emq(['id'], '', { EMQ_NODE_ID: '42' });
+    const b = await emq(['id'], '', { EMQ_NODE_ID: '42' });
     expect(a.code).toBe(0);
-    expect(a.stdout).toMatch(/^JOB[0-7][0-9a-hjkmnp-tv-z]{25}\n$/);
-    expect(decodeId(a.stdout.trim()).version).toBe(7);
+    expect(a.stdout).toMatch(/^JOB[0-9A-Za-z]{11}\n$/);
+    const d = decodeId(a.stdout.trim());
+    expect(d.node).toBe(42);
+    expect(d.unixMs).toBeGreaterThanOrEqual(before);
     expect(a.stdout < b.stdout).toBe(true);
+  });
+
+  it('emq id draws its node id from EMQ_NODE_IDS', async () => {
+    const nodes = new Set<number>();
+    for (let i = 0; i < 6; i++) nodes.add(decodeId((await emq(['id'], '', { EMQ_NODE_IDS: '600-601' })).stdout.trim()).node);
+    for (const n of nodes) expect([600, 601]).toContain(n);
+  });
+
+  it('emq id --decode prints one JSON line for any namespace', async () => {
+    const run = await emq(['id', '--decode', 'USR0KHTOWnGLuC']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('{"namespace":"USR","snowflake":"274557032793636864","unixMs":1769526697641,"node":0,"seq":0}\n');
+    const job = JSON.parse((await emq(['id', '--decode', 'JOB0JZGkP8sr8B'])).stdout);
+    expect(job).toEqual({ namespace: 'JOB', snowflake: String((BigInt(Date.parse('2026-01-01T00:00:00Z') - 1704067200000) << 22n) | (4n << 12n) | 4095n), unixMs: Date.parse('2026-01-01T00:00:00Z'), node: 4, seq: 4095 });
+  });
+
+  it.each([
+    [['id', '--decode', 'USRzzzzzzzzzzz'], /more than 63 bits/],
+    [['id', '--decode', 'JOB01m8ktkzg6eaatm9sqpt0r51n2'], /29 characters long/],
+    [['id', '--decode'], /argument missing/],
+    [['id', 'extra'], /takes no arguments/],
+  ])('emq %j exits 2 with a clear message', async (args, why) => {
+    const run = await emq(args);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(why);
+  });
+
+  it.each([['EMQ_NODE_ID', '1024'], ['EMQ_NODE_ID', 'x'], ['EMQ_NODE_IDS', '9-3']])('a bad %s stops it, naming the variable and not the value', async (name, value) => {
+    const run = await emq(['id'], '', { [name]: value });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(name);
+    expect(run.stderr).not.toContain(`"${value}"`);
   });
 
   it('enqueues stdin bytes, NUL bytes included, and prints one JSON line', async () => {
@@ -80,8 +116,11 @@ describe('emq', () => {
   // the server is named (through VALKEY_URL) in every case but one: refusals come first
   it.each([
     ['a bad queue', ['enqueue', 'no spaces'], /refused \(invalid_queue\): queue name "no spaces" contains U\+0020/],
-    ['a bad id', ['enqueue', 'QUEUE', '--id', 'JOBnope'], /refused \(invalid_id\)/],
-    ['an id of another kind', ['enqueue', 'QUEUE', '--id', 'task-1'], /refused \(kind\): job id "task-1" must be JOB-namespaced/],
+    ['a bad id', ['enqueue', 'QUEUE', '--id', 'JOBnope'], /refused \(invalid_id\): job id "JOBnope" is 7 characters long/],
+    ['an old-format id', ['enqueue', 'QUEUE', '--id', 'JOB01m8ktkzg6eaatm9sqpt0r51n2'], /refused \(invalid_id\)/],
+    ['a malformed id of no kind', ['enqueue', 'QUEUE', '--id', 'task-1'], /refused \(invalid_id\)/],
+    ['an id of another kind', ['enqueue', 'QUEUE', '--id', 'ORD0NgWEfAEJfs'], /refused \(kind\): job id "ORD0NgWEfAEJfs" is a well-formed id of namespace ORD/],
+    ['the reserved queue emq', ['enqueue', 'emq'], /refused \(invalid_queue\): queue name "emq" is reserved/],
     ['no server named', ['enqueue', 'QUEUE'], /no server: pass --url or set VALKEY_URL/],
     ['an unknown option', ['enqueue', 'QUEUE', '--ids', 'x'], /Unknown option/],
     ['an unknown command', ['dequeue'], /unknown command "dequeue"/],

@@ -19,11 +19,14 @@ import {
   ConflictError,
   enqueueOnce,
   WrongTypeError,
+  createMinter,
+  drawNode,
   enqueue,
   enqueueMany,
+  enqueueNew,
   jobState,
-  mintId,
   validateId,
+  type Minter,
   validateQueue,
   type Connection,
 } from '../../shared/index.js';
@@ -64,6 +67,15 @@ function problemOf(err: unknown): Problem {
 
 export function createProducer({ config, connection, regionOf }: ProducerOptions): Hono<Env> {
   const app = new Hono<Env>();
+  // this app's minter, on its configured node id (or one drawn from the pool once, at first use)
+  let minter: Minter | undefined;
+  const mint = () => {
+    if (!minter) {
+      const { nodeId, nodePool } = settings();
+      minter = createMinter({ node: nodeId ?? drawNode(nodePool) });
+    }
+    return minter();
+  };
 
   app.onError((err, c) => {
     const p = problemOf(err);
@@ -87,7 +99,7 @@ export function createProducer({ config, connection, regionOf }: ProducerOptions
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     // a read of a job that never exists: proves the whole path (REST, gateway, Valkey, scripts)
-    await jobState(connection(), 'emq-readyz', `JOB${'0'.repeat(26)}`);
+    await jobState(connection(), 'emq-readyz', 'JOB00000000000');
     return c.json({ status: 'ready' });
   });
 
@@ -127,17 +139,20 @@ export function createProducer({ config, connection, regionOf }: ProducerOptions
     const queue = queueOf(c);
     const given = c.req.header('Emq-Job-Id');
     const key = c.req.header('Idempotency-Key');
-    let id = given ?? mintId();
-    validateId(id);
+    if (given !== undefined) validateId(given);
     if (key !== undefined && !/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(key)) {
       throw new Problem(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
     const { maxPayloadBytes, dedupeTtlSeconds } = settings();
     const valkey = via(c, queue);
     const payload = await payloadOf(c, maxPayloadBytes);
-    let verdict;
-    if (key === undefined) verdict = await enqueue(valkey, queue, id, payload);
-    else {
+    let id: string;
+    let verdict: 'enqueued' | 'duplicate';
+    if (key === undefined) {
+      if (given !== undefined) verdict = await enqueue(valkey, queue, (id = given), payload);
+      else [id, verdict] = [await enqueueNew(valkey, queue, payload, mint), 'enqueued'];
+    } else {
+      id = given ?? mint(); // (the dedup branch replaces this)
       // keys are the caller's own: scoped to the queue (the marker's slot) and the token
       const scope = `key:${await c.get('caller').scope()}`;
       try {
@@ -162,7 +177,7 @@ export function createProducer({ config, connection, regionOf }: ProducerOptions
     const { id, verdict } = await enqueueOnce(via(c, source.queue), source.queue, {
       scope: `webhook:${source.name}`,
       key: delivery.id,
-      id: mintId(),
+      id: mint(),
       payload,
       compare: false,
       ttlSeconds: dedupeTtlSeconds,
@@ -178,7 +193,7 @@ export function createProducer({ config, connection, regionOf }: ProducerOptions
       throw err;
     });
     const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes);
-    const results = await enqueueMany(via(c, queue), queue, jobs);
+    const results = await enqueueMany(via(c, queue), queue, jobs, mint);
     return c.json({ queue, results });
   });
 

@@ -1,7 +1,7 @@
 // A batch request's body: a JSON array of at most `max` items, each
 //   {"payload": "<utf-8 text>"} or {"payloadBase64": "<base64>"}, with an optional "id".
 // Every item is checked before anything is written; the first bad one is named by index.
-import { mintId, validateId, type Job } from '../../shared/index.js';
+import { validateId, type JobInput } from '../../shared/index.js';
 import { Problem } from './problem.js';
 import { fromBase64 } from '../../shared/base64.js';
 
@@ -14,7 +14,7 @@ function bad(index: number, detail: string): Problem {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: number): Job[] {
+export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: number): JobInput[] {
   let items: unknown;
   try {
     // fatal: a body that is not UTF-8 would otherwise be decoded into other bytes
@@ -49,6 +49,7 @@ export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: numbe
         throw bad(i, (err as Error).message);
       }
     }
-    return { id: (id as string | undefined) ?? mintId(), payload: bytes };
+    // an item without an id gets one minted when it is sent (and a fresh one should it collide)
+    return id === undefined ? { payload: bytes } : { id: id as string, payload: bytes };
   });
 }

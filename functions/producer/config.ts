@@ -7,8 +7,11 @@
 //   EMQ_REST_TIMEOUT_MS      one REST request's budget, default 5000
 //   EMQ_SOURCES              webhook sources (see webhooks/sources.ts); a secret when it holds secrets
 //   EMQ_DEDUPE_TTL_SECONDS   how long a delivery id or Idempotency-Key is remembered, default 604800 (7 days)
+//   EMQ_NODE_ID              this process's snowflake node id (0-1023), pinned; unset: drawn from EMQ_NODE_IDS
+//   EMQ_NODE_IDS             the pool a minter with no pinned node id draws from at start, default 0-1023
 //   EMQ_REGION, EMQ_HOME_REGIONS, EMQ_REGION_URLS, EMQ_REST_TOKEN_<REGION>: which region's gateway
 //                            takes a queue's jobs (regions.ts, read by the Worker in worker.ts)
+import { NODE_MAX, parseNodePool } from '../../shared/index.js';
 import { parseTokens, type Tokens } from './tokens.js';
 import { parseSources, type Source } from './webhooks/sources.js';
 
@@ -21,6 +24,9 @@ export interface Config {
   maxBatchItems: number;
   sources: Map<string, Source>;
   dedupeTtlSeconds: number;
+  /** The node id minted ids carry: pinned by EMQ_NODE_ID, else drawn from EMQ_NODE_IDS at start. */
+  nodeId: number | undefined;
+  nodePool: [number, number];
 }
 
 function positive(vars: Vars, name: string, fallback: number): number {
@@ -31,6 +37,23 @@ function positive(vars: Vars, name: string, fallback: number): number {
   return n;
 }
 
+function nodeId(vars: Vars): number | undefined {
+  const text = vars.EMQ_NODE_ID;
+  if (text === undefined || text === '') return undefined;
+  if (!/^\d{1,4}$/.test(text) || Number(text) > NODE_MAX) throw new Error(`EMQ_NODE_ID is not a node id: a whole number from 0 to ${NODE_MAX}`);
+  return Number(text);
+}
+
+function nodePool(vars: Vars): [number, number] {
+  const text = vars.EMQ_NODE_IDS;
+  if (text === undefined || text === '') return [0, NODE_MAX];
+  try {
+    return parseNodePool(text);
+  } catch (err) {
+    throw new Error(`EMQ_NODE_IDS ${(err as Error).message}`);
+  }
+}
+
 export function configFrom(vars: Vars): Config {
   return {
     tokens: parseTokens(vars.EMQ_TOKENS),
@@ -39,5 +62,7 @@ export function configFrom(vars: Vars): Config {
     maxBatchItems: 1_000,
     sources: parseSources(vars.EMQ_SOURCES),
     dedupeTtlSeconds: positive(vars, 'EMQ_DEDUPE_TTL_SECONDS', 7 * 24 * 3600),
+    nodeId: nodeId(vars),
+    nodePool: nodePool(vars),
   };
 }
