@@ -1,7 +1,9 @@
 // A typed client for the producer's HTTP API, for callers on any runtime with fetch.
 // Ids are minted here, before the first try, so a retry of a request that timed out or
 // met a 502/503/504 is the same job: it answers `enqueued` or `duplicate`, never a second job.
-import { mintId } from '../shared/ids.js';
+// A `duplicate` on the first try of an id minted here is another minter's job under the same
+// id (a node-id collision): the job is sent again under a fresh id, so it is never lost.
+import { NODE_MAX, createMinter, drawNode, parseNodePool, type Minter } from '../shared/ids.js';
 import { toBase64 } from '../shared/base64.js';
 
 export type Verdict = 'enqueued' | 'duplicate';
@@ -18,6 +20,30 @@ export interface ProducerClientOptions {
   /** The first retry's delay, in ms; it doubles, with jitter, and honours Retry-After (up to 5 s). */
   backoffMs?: number;
   fetch?: typeof fetch;
+  /**
+   * The node id (0-1023) the ids minted here carry. Default: EMQ_NODE_ID where the runtime
+   * has an environment, else one drawn from EMQ_NODE_IDS (default 0-1023).
+   */
+  nodeId?: number;
+}
+
+/** How many ids one job may be minted before giving up (collisions with another minter). */
+const MINT_TRIES = 8;
+
+/** The node id from options or the environment (Node, Bun, Deno with process), else a draw. */
+function nodeIdOf(given: number | undefined): number {
+  if (given !== undefined) return given;
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+  const pinned = env.EMQ_NODE_ID;
+  if (pinned !== undefined && pinned !== '') {
+    if (!/^\d{1,4}$/.test(pinned) || Number(pinned) > NODE_MAX) throw new TypeError(`EMQ_NODE_ID is not a node id: a whole number from 0 to ${NODE_MAX}`);
+    return Number(pinned);
+  }
+  try {
+    return drawNode(env.EMQ_NODE_IDS ? parseNodePool(env.EMQ_NODE_IDS) : undefined);
+  } catch (err) {
+    throw new TypeError(`EMQ_NODE_IDS ${(err as Error).message}`);
+  }
 }
 
 export interface EnqueueResult {
@@ -65,11 +91,14 @@ export function createProducer({
   retries = 3,
   backoffMs = 100,
   fetch: fetchImpl = (input, init) => fetch(input, init),
+  nodeId,
 }: ProducerClientOptions) {
+  const mint: Minter = createMinter({ node: nodeIdOf(nodeId) });
   const base = url.replace(/\/+$/, '');
   const queuePath = (queue: string) => `${base}/v1/queues/${encodeURIComponent(queue)}`;
 
-  async function send(target: string, init: RequestInit): Promise<{ status: number; body: unknown }> {
+  /** The answer, and whether it came from the first try (then a `duplicate` of a fresh id is a collision). */
+  async function send(target: string, init: RequestInit): Promise<{ status: number; body: unknown; first: boolean }> {
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= retries;
       let res: Response;
@@ -93,7 +122,7 @@ export function createProducer({
       } catch {
         body = undefined;
       }
-      if (res.ok) return { status: res.status, body };
+      if (res.ok) return { status: res.status, body, first: attempt === 0 };
       const problem = (body ?? {}) as Record<string, unknown>;
       const code = typeof problem.code === 'string' ? problem.code : `http_${res.status}`;
       const detail = typeof problem.detail === 'string' ? problem.detail : text.slice(0, 200);
@@ -104,24 +133,44 @@ export function createProducer({
   return {
     /** Enqueues one job; its id is minted here unless given. */
     async enqueue(queue: string, payload: Payload, options: { id?: string } = {}): Promise<EnqueueResult> {
-      const id = options.id ?? mintId();
-      const { body } = await send(`${queuePath(queue)}/jobs`, {
-        method: 'POST',
-        headers: { 'Emq-Job-Id': id, 'Content-Type': 'application/octet-stream' },
-        body: typeof payload === 'string' ? payload : (payload as NonNullable<RequestInit['body']>),
-      });
-      return body as EnqueueResult;
+      for (let tries = 1; ; tries++) {
+        const id = options.id ?? mint();
+        const { body, first } = await send(`${queuePath(queue)}/jobs`, {
+          method: 'POST',
+          headers: { 'Emq-Job-Id': id, 'Content-Type': 'application/octet-stream' },
+          body: typeof payload === 'string' ? payload : (payload as NonNullable<RequestInit['body']>),
+        });
+        const result = body as EnqueueResult;
+        const collided = options.id === undefined && first && result.verdict === 'duplicate';
+        if (!collided) return result;
+        if (tries >= MINT_TRIES) throw new ProducerError(0, 'id_collision', `${tries} ids minted here were already taken: give each minter its own nodeId`);
+      }
     },
 
     /** Enqueues up to 1,000 jobs in one request; a verdict per job, in order. */
     async enqueueMany(queue: string, jobs: ReadonlyArray<{ payload: Payload; id?: string }>): Promise<Array<{ id: string; verdict: Verdict }>> {
-      const items = jobs.map((j) => item(j.id ?? mintId(), j.payload));
-      const { body } = await send(`${queuePath(queue)}/batch`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(items),
-      });
-      return (body as { results: Array<{ id: string; verdict: Verdict }> }).results;
+      const ids = jobs.map((j) => j.id ?? mint());
+      const results: Array<{ id: string; verdict: Verdict }> = [];
+      let pending = jobs.map((_, i) => i); // the jobs still to send, by index
+      for (let tries = 1; pending.length > 0; tries++) {
+        const { body, first } = await send(`${queuePath(queue)}/batch`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(pending.map((i) => item(ids[i]!, jobs[i]!.payload))),
+        });
+        const answered = (body as { results: Array<{ id: string; verdict: Verdict }> }).results;
+        const collided: number[] = [];
+        pending.forEach((i, k) => {
+          if (first && jobs[i]!.id === undefined && answered[k]!.verdict === 'duplicate') collided.push(i);
+          else results[i] = answered[k]!;
+        });
+        if (collided.length > 0 && tries >= MINT_TRIES) {
+          throw new ProducerError(0, 'id_collision', `${tries} ids minted here were already taken: give each minter its own nodeId`);
+        }
+        for (const i of collided) ids[i] = mint();
+        pending = collided;
+      }
+      return results;
     },
 
     /** The job's state and attempts, or null when there is no such job. */

@@ -50,7 +50,8 @@ describe('createProducer (typed client)', () => {
     const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
     const first = await client.enqueue(q, bytes);
     expect(first).toMatchObject({ queue: q, verdict: 'enqueued' });
-    expect(decodeId(first.id).version).toBe(7);
+    expect(first.id).toMatch(/^JOB[0-9A-Za-z]{11}$/);
+    expect(Date.now() - decodeId(first.id).unixMs).toBeLessThan(60_000);
     expect([...((await admin.call('HGET', `emq:{${q}}:job:${first.id}`, 'payload')) as Buffer)]).toEqual([...bytes]);
     expect(await client.enqueue(q, 'other', { id: first.id })).toEqual({ id: first.id, queue: q, verdict: 'duplicate' });
     expect(await client.status(q, first.id)).toEqual({ id: first.id, queue: q, state: 'pending', attempts: 0 });
@@ -76,6 +77,55 @@ describe('createProducer (typed client)', () => {
     expect(calls).toBe(1);
     await expect(createProducer({ url, token: TOKEN }).enqueue('bad queue', 'x')).rejects.toMatchObject({ status: 400, code: 'invalid_queue' });
     expect(await admin.footprint(q)).toEqual({});
+  });
+
+  it('nodeId: the ids it mints carry it', async () => {
+    const client = createProducer({ url, token: TOKEN, nodeId: 321 });
+    const { id } = await client.enqueue(freshQueue('client'), 'x');
+    expect(decodeId(id).node).toBe(321);
+  });
+
+  it('a duplicate on the first try of an id it minted is a collision: the job goes again under a fresh id', async () => {
+    // another minter on the same node took the ids this client is about to mint: plant
+    // their rows by asking what the producer would store, through a client with a
+    // transport that records the ids and answers duplicate once for each
+    const q = freshQueue('collide');
+    const seen: string[] = [];
+    let calls = 0;
+    const client = createProducer({
+      url,
+      token: TOKEN,
+      nodeId: 5,
+      fetch: async (input, init) => {
+        const body = typeof init?.body === 'string' && init.body.startsWith('[') ? (JSON.parse(init.body) as Array<{ id: string }>) : undefined;
+        const ids = body ? body.map((b) => b.id) : [String((init?.headers as Record<string, string>)['Emq-Job-Id'])];
+        seen.push(...ids);
+        // the first try of the single enqueue (call 0) and of the batch (call 2) find someone
+        // else's job already there under their first id
+        if (calls++ === 0 || calls === 3) {
+          await admin.call('HSET', `emq:{${q}}:job:${ids[0]}`, 'state', 'pending', 'attempts', '0', 'payload', 'theirs');
+          await admin.call('ZADD', `emq:{${q}}:pending`, '0', ids[0]!);
+        }
+        return fetch(input, init);
+      },
+    });
+    const one = await client.enqueue(q, 'mine');
+    expect(one.verdict).toBe('enqueued');
+    expect(seen).toHaveLength(2);
+    expect(one.id).toBe(seen[1]);
+    expect(String(await admin.text('HGET', `emq:{${q}}:job:${seen[0]}`, 'payload'))).toBe('theirs');
+    expect(String(await admin.text('HGET', `emq:{${q}}:job:${one.id}`, 'payload'))).toBe('mine');
+
+    seen.length = 0;
+    const many = await client.enqueueMany(q, [{ payload: 'm0' }, { payload: 'm1' }]);
+    expect(many.map((r) => r.verdict)).toEqual(['enqueued', 'enqueued']);
+    expect(seen).toHaveLength(3); // two, then the one that collided again under a fresh id
+    expect(many[0]!.id).not.toBe(seen[0]);
+    expect(many[1]!.id).toBe(seen[1]);
+    for (const [r, p] of [[many[0]!, 'm0'], [many[1]!, 'm1']] as const) {
+      expect(String(await admin.text('HGET', `emq:{${q}}:job:${r.id}`, 'payload'))).toBe(p);
+    }
+    expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(5);
   });
 
   describe('through a proxy that answers 503 to the first try, after the job has landed', () => {
