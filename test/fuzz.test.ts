@@ -26,6 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './workers/offline-env.js';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { allScripts, enqueueOnceScript, enqueueScript, jobStateScript } from '../shared/scripts.js';
+import { ID_CEILING, encodeId } from '../shared/ids.js';
 import { connectAdmin, type Admin } from './support/admin.js';
 import { answerOf, type Answer } from './support/answer.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
@@ -70,8 +71,9 @@ type SourceName = keyof typeof SOURCES;
 const SOURCE_NAMES = Object.keys(SOURCES) as SourceName[];
 const TOLERANCE = 300;
 
-const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
-const ID_RULE = /^JOB[0-7][0-9a-hjkmnp-tv-z]{25}$/;
+// a job id: a 14-byte branded id (base62 payload at most 2^63 - 1) of namespace JOB
+const isJobId = (id: string) => /^JOB[0-9A-Za-z]{11}$/.test(id) && id.slice(3) <= ID_CEILING;
+const ID_RULE = { test: isJobId };
 const QUEUE_RULE = /^[A-Za-z0-9._-]{1,128}$/;
 const KEY_RULE = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
 const B64_RULE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -341,17 +343,16 @@ async function runDown(plan: Plan, base: string) {
 
 const printable = fc.stringMatching(/^[\x20-\x7e]{0,40}$/);
 const headerJunk = fc.stringMatching(/^[\t\x20-\x7e\xa0-\xff]{0,60}$/);
-const validId = fc
-  .tuple(fc.constantFrom(...'01234567'), fc.array(fc.constantFrom(...ID_ALPHABET), { minLength: 25, maxLength: 25 }))
-  .map(([a, b]) => `JOB${a}${b.join('')}`);
+const validId = fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map((s) => encodeId('JOB', s));
 const hostileId = fc.oneof(
   validId.map((id) => id.toUpperCase()),
   validId.map((id) => `job${id.slice(3)}`),
+  validId.map((id) => `ORD${id.slice(3)}`),
   validId.map((id) => id.slice(0, -1)),
   validId.map((id) => `${id}0`),
-  validId.map((id) => `JOB8${id.slice(4)}`),
-  validId.map((id) => `${id.slice(0, 10)}u${id.slice(11)}`),
-  fc.constantFrom('', 'JOB', 'JOB ', '0', 'null', '../JOB', 'JOB%00', `JOB${'0'.repeat(26)}\t`),
+  validId.map((id) => `JOBz${id.slice(4)}`),
+  validId.map((id) => `${id.slice(0, 10)}-${id.slice(11)}`),
+  fc.constantFrom('', 'JOB', 'JOB ', '0', 'null', '../JOB', 'JOB%00', `JOB${'0'.repeat(11)}\t`, 'JOB01m8ktkzg6eaatm9sqpt0r51n2', 'JOBAzL8n0Y58m8', 'ORD0NgWEfAEJfs'),
   printable,
   headerJunk,
 );
@@ -1156,7 +1157,7 @@ function gwScope(auth: { header?: string; query?: string }): 'admin' | 'producer
 const GQ = ['gq-1', 'gq-2', GQ_WT];
 const WRITER = "redis.call('SET', 'pwned', '1') return 1";
 const WRITER_SHA = createHash('sha1').update(WRITER).digest('hex');
-const POOL_IDS = Array.from({ length: 4 }, (_, i) => `JOB0${String(i).repeat(25)}`);
+const POOL_IDS = Array.from({ length: 4 }, (_, i) => `JOB0${String(i).repeat(10)}`);
 
 /** A script call a producer may make, well formed or not. */
 interface ScriptCall {

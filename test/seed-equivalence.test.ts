@@ -43,7 +43,7 @@ describe.each(inject('servers'))('hardened @enqueue ≡ seed on accepted inputs:
         const prepare = async () => {
           await admin.call('DEL', ...keys);
           if (state === 'row exists' || state === 'both') await admin.call('HSET', keys[0]!, 'state', 'active', 'attempts', '2');
-          if (state === 'pending has others' || state === 'both') await admin.call('ZADD', keys[1]!, '0', 'JOB0000000000000000000000000');
+          if (state === 'pending has others' || state === 'both') await admin.call('ZADD', keys[1]!, '0', 'JOB00000000001');
         };
         const args = [id, Buffer.from(payload)];
         await prepare();

@@ -53,7 +53,9 @@ type Env = { Variables: { caller: Caller } };
 function problemOf(err: unknown): Problem {
   if (err instanceof Problem) return err;
   if (err instanceof InvalidQueueError) return new Problem(400, 'invalid_queue', err.message);
-  if (err instanceof InvalidIdError || err instanceof KindError) return new Problem(400, 'invalid_id', err.message);
+  if (err instanceof InvalidIdError) return new Problem(400, 'invalid_id', err.message);
+  // the wire's kind refusal, whether host-side or the script's own gate
+  if (err instanceof KindError) return new Problem(400, 'invalid_id', `EMQKIND: ${err.message}`);
   if (err instanceof InvalidPayloadError) return new Problem(400, 'invalid_payload', err.message);
   if (err instanceof WrongTypeError) return new Problem(409, 'conflict', err.message);
   if (err instanceof ConnectionError) {

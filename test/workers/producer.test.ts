@@ -67,7 +67,7 @@ describe('producer Worker in workerd', () => {
     expect(res.status).toBe(201);
     const body = (await res.json()) as { id: string; queue: string; verdict: string };
     expect(body).toMatchObject({ queue: q, verdict: 'enqueued' });
-    expect(body.id).toMatch(/^JOB[0-7][0-9a-hjkmnp-tv-z]{25}$/);
+    expect(body.id).toMatch(/^JOB[0-9A-Za-z]{11}$/);
     expect(res.headers.get('Location')).toBe(`/v1/queues/${q}/jobs/${body.id}`);
     const stored = (await admin('HGET', `emq:{${q}}:job:${body.id}`, 'payload')) as Uint8Array;
     expect([...stored]).toEqual([...payload]);
@@ -149,8 +149,18 @@ describe('producer Worker in workerd', () => {
       expect(await footprint('a{b}')).toEqual([]);
       const q = fresh();
       const bad = await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'JOBnope' } }), 400, 'invalid_id');
-      expect(bad.detail).toMatch(/29/);
+      expect(bad.detail).toMatch(/7 characters long; a branded id is exactly 14/);
       await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'task-1' } }), 400, 'invalid_id');
+      // the old 29-character format is not a branded id
+      const old = await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'JOB01m8ktkzg6eaatm9sqpt0r51n2' } }), 400, 'invalid_id');
+      expect(old.detail).toMatch(/29 characters long/);
+      // shape first, kind second: a well-formed id of another namespace is the wire's EMQKIND refusal
+      const kind = await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'ORD0NgWEfAEJfs' } }), 400, 'invalid_id');
+      expect(kind.detail).toMatch(/^EMQKIND: .*namespace ORD; a job id must be JOB-namespaced/);
+      const kindGet = await expectProblem(await send(`/v1/queues/${q}/jobs/ORD0NgWEfAEJfs`), 400, 'invalid_id');
+      expect(kindGet.detail).toMatch(/^EMQKIND: /);
+      await expectProblem(await send(`/v1/queues/emq/jobs`, { method: 'POST', body: 'x' }), 400, 'invalid_queue');
+      expect(await footprint('emq')).toEqual([]);
       expect(await footprint(q)).toEqual([]);
     });
 
