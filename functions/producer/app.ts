@@ -45,6 +45,8 @@ export interface ProducerOptions {
   connection: (queue?: string) => Connection;
   /** The region that takes a queue's jobs, answered as Emq-Region; none without regions. */
   regionOf?: (queue: string) => string | undefined;
+  /** The minter for ids this app mints; default: one on the configured node id (EMQ_NODE_ID / EMQ_NODE_IDS). */
+  minter?: Minter;
 }
 
 type Env = { Variables: { caller: Caller } };
@@ -67,10 +69,10 @@ function problemOf(err: unknown): Problem {
   return new Problem(500, 'internal', 'an unexpected error; nothing about it is shown here');
 }
 
-export function createProducer({ config, connection, regionOf }: ProducerOptions): Hono<Env> {
+export function createProducer({ config, connection, regionOf, minter: given }: ProducerOptions): Hono<Env> {
   const app = new Hono<Env>();
   // this app's minter, on its configured node id (or one drawn from the pool once, at first use)
-  let minter: Minter | undefined;
+  let minter: Minter | undefined = given;
   const mint = () => {
     if (!minter) {
       const { nodeId, nodePool } = settings();
