@@ -94,7 +94,7 @@ function evalsha(queue: string, id: string): string[] {
 
 /** The duplicate command both generators send: one fixed id, stored before the run. */
 const DUP_QUEUE = 'bench-dup';
-const DUP_ID = `JOB${"0".repeat(11)}`;
+const DUP_ID = `JOB${'0'.repeat(11)}`;
 
 async function storeDuplicate(server: Server): Promise<void> {
   const dup = evalsha(DUP_QUEUE, DUP_ID);

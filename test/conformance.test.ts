@@ -94,8 +94,10 @@ describe.each(targets())('$name', (target) => {
 
     it('kind gate: enqueue refuses before sending, with KindError', async () => {
       const q = freshQueue();
-      await expect(enqueue(conn, q, 'job-1', 'x')).rejects.toBeInstanceOf(KindError);
+      await expect(enqueue(conn, q, 'ORD0NgWEfAEJfs', 'x')).rejects.toBeInstanceOf(KindError);
+      await expect(enqueue(conn, q, 'job-1', 'x')).rejects.toBeInstanceOf(InvalidIdError);
       await expect(enqueue(conn, q, 'JOB', 'x')).rejects.toBeInstanceOf(InvalidIdError);
+      await expect(enqueue(conn, q, 'JOB01m8ktkzg6eaatm9sqpt0r51n2', 'x')).rejects.toBeInstanceOf(InvalidIdError);
       await expect(enqueue(conn, 'a{b}', mintId(), 'x')).rejects.toBeInstanceOf(InvalidQueueError);
       await expect(enqueue(conn, q, mintId(), '\ud800')).rejects.toBeInstanceOf(InvalidPayloadError);
       expect(await admin.footprint(q)).toEqual({});
