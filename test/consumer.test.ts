@@ -47,7 +47,7 @@ describe.each(inject('servers'))('the library consumer serves what we write: $na
     admin?.close();
   });
 
-  const post = (path: string, body: BodyInit, headers: Record<string, string> = {}) =>
+  const post = (path: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
     fetch(`${producer.url}${path}`, { method: 'POST', body, headers: { Authorization: `Bearer ${TOKEN}`, ...headers } });
 
   it('every surface: claimed in mint order, the id check passes, exact bytes, token 1, completed, nothing left', async () => {

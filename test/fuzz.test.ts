@@ -60,12 +60,12 @@ const GQ_WT = 'gq-wt';
 const STD_OLD = Buffer.from('fuzz-standard-old-secret-bytes');
 const STD_NEW = Buffer.from('fuzz-standard-new-secret-bytes');
 const SOURCES = {
-  gh: { kind: 'github', secrets: ['gh-old-secret', 'gh-new-secret'], queue: 'fz-hooks' },
-  st: { kind: 'stripe', secrets: ['whsec_st_old', 'whsec_st_new'], queue: 'fz-hooks', toleranceSeconds: 300 },
+  gh: { kind: 'github', secrets: ['gh-old-secret-0123456789', 'gh-new-secret-0123456789'], queue: 'fz-hooks' },
+  st: { kind: 'stripe', secrets: ['whsec_st_old-0123456789', 'whsec_st_new-0123456789'], queue: 'fz-hooks', toleranceSeconds: 300 },
   sw: { kind: 'standard', secrets: [`whsec_${STD_OLD.toString('base64')}`, `whsec_${STD_NEW.toString('base64')}`], queue: 'fz-hooks' },
-  hx: { kind: 'hmac', secrets: ['hx-secret'], queue: 'fz-hooks', signatureHeader: 'X-Sig', encoding: 'hex', signaturePrefix: 'sha256=', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
-  hb: { kind: 'hmac', secrets: ['hb-secret-1', 'hb-secret-2'], queue: 'fz-hooks2', signatureHeader: 'X-Sig-B64', encoding: 'base64', idHeader: 'X-Id' },
-  wt: { kind: 'github', secrets: ['wt-secret'], queue: WT },
+  hx: { kind: 'hmac', secrets: ['hx-secret-0123456789'], queue: 'fz-hooks', signatureHeader: 'X-Sig', encoding: 'hex', signaturePrefix: 'sha256=', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
+  hb: { kind: 'hmac', secrets: ['hb-secret-1-0123456789', 'hb-secret-2-0123456789'], queue: 'fz-hooks2', signatureHeader: 'X-Sig-B64', encoding: 'base64', idHeader: 'X-Id' },
+  wt: { kind: 'github', secrets: ['wt-secret-0123456789'], queue: WT },
 } as const;
 type SourceName = keyof typeof SOURCES;
 const SOURCE_NAMES = Object.keys(SOURCES) as SourceName[];
@@ -980,7 +980,8 @@ function planHook(c: HookCase): Plan {
   const base = { label, req, service: 'producer' as const };
   const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
   if (!intact(path) || seg === '') return { ...base, valkey: undefined, writes: () => false };
-  if (!known) return refuse(404, 'not_found');
+  // an unknown source answers like a bad signature, before the body is read
+  if (!known) return refuse(401, 'invalid_signature');
   if (body.length > MAX_PAYLOAD) return refuse(413, 'payload_too_large');
   if (!signed) return refuse(401, 'invalid_signature');
   if (stale) return refuse(401, 'stale_timestamp');

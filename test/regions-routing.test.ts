@@ -83,7 +83,7 @@ describe('a queue homed in another region: the Worker enqueues through that regi
       return worker.url;
     };
     const callers = JSON.stringify([{ token: TOKEN, queues: ['*'] }]);
-    const hooks = JSON.stringify({ hk: { kind: 'hmac', secrets: ['edge-secret'], queue: 'eu.hooks', signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' } });
+    const hooks = JSON.stringify({ hk: { kind: 'hmac', secrets: ['edge-secret-0123456789'], queue: 'eu.hooks', signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' } });
     usUrl = await start('us-east', { EMQ_TOKENS: callers, EMQ_SOURCES: hooks, EMQ_REST_TOKEN: usToken, EMQ_REST_TOKEN_EU_WEST: euToken });
     euUrl = await start('eu-west', { EMQ_TOKENS: callers, EMQ_REST_TOKEN: shared });
   });
@@ -134,7 +134,7 @@ describe('a queue homed in another region: the Worker enqueues through that regi
 
   it('a webhook whose queue is homed in eu-west lands there too', async () => {
     const body = '{"event":"paid"}';
-    const sig = createHmac('sha256', 'edge-secret').update(body).digest('hex');
+    const sig = createHmac('sha256', 'edge-secret-0123456789').update(body).digest('hex');
     const res = await fetch(new URL('/v1/webhooks/hk', usUrl), { method: 'POST', body, headers: { 'X-Sig': sig, 'X-Id': `d-${mintId()}` } });
     expect(res.status).toBe(201);
     expect(res.headers.get('Emq-Region')).toBe('eu-west');

@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createProducer } from '../functions/producer/app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
@@ -16,10 +16,10 @@ const q = freshQueue('hooks');
 const STANDARD_OLD = `whsec_${Buffer.from('old-standard-secret-bytes').toString('base64')}`;
 const STANDARD_NEW = `whsec_${Buffer.from('new-standard-secret-bytes').toString('base64')}`;
 const SOURCES = {
-  gh: { kind: 'github', secrets: ['gh-old-secret', 'gh-new-secret'], queue: q },
+  gh: { kind: 'github', secrets: ['gh-old-secret-0123456789', 'gh-new-secret-0123456789'], queue: q },
   st: { kind: 'stripe', secrets: ['whsec_stripe_old', 'whsec_stripe_new'], queue: q },
   sw: { kind: 'standard', secrets: [STANDARD_OLD, STANDARD_NEW], queue: q },
-  hm: { kind: 'hmac', secrets: ['hmac-secret'], queue: q, signatureHeader: 'X-Signature', encoding: 'base64', signaturePrefix: 'v=', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
+  hm: { kind: 'hmac', secrets: ['hmac-secret-0123456789'], queue: q, signatureHeader: 'X-Signature', encoding: 'base64', signaturePrefix: 'v=', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
 };
 
 describe('POST /v1/webhooks/:source', () => {
@@ -49,7 +49,7 @@ describe('POST /v1/webhooks/:source', () => {
 
   it('github (@octokit/webhooks-methods sign): 201, an envelope with the exact body; old and new secrets both verify', async () => {
     const body = JSON.stringify({ action: 'opened', n: Math.random() });
-    for (const [secret, delivery] of [['gh-old-secret', crypto.randomUUID()], ['gh-new-secret', crypto.randomUUID()]] as const) {
+    for (const [secret, delivery] of [['gh-old-secret-0123456789', crypto.randomUUID()], ['gh-new-secret-0123456789', crypto.randomUUID()]] as const) {
       const res = await post('gh', body, { 'X-Hub-Signature-256': await githubSign(secret, body), 'X-GitHub-Delivery': delivery, 'X-GitHub-Event': 'pull_request', 'Content-Type': 'application/json' });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ queue: q, verdict: 'enqueued' });
@@ -63,10 +63,10 @@ describe('POST /v1/webhooks/:source', () => {
   it('a redelivery (new signature, same delivery id) is the same job: no second row, no second pending entry', async () => {
     const delivery = crypto.randomUUID();
     const body = '{"zen":"redelivered"}';
-    const first = await post('gh', body, { 'X-Hub-Signature-256': await githubSign('gh-new-secret', body), 'X-GitHub-Delivery': delivery });
+    const first = await post('gh', body, { 'X-Hub-Signature-256': await githubSign('gh-new-secret-0123456789', body), 'X-GitHub-Delivery': delivery });
     const pendingBefore = Number(await admin.call('ZCARD', `emq:{${q}}:pending`));
     const keysBefore = Object.keys(await footprint()).length;
-    const again = await post('gh', body, { 'X-Hub-Signature-256': await githubSign('gh-old-secret', body), 'X-GitHub-Delivery': delivery });
+    const again = await post('gh', body, { 'X-Hub-Signature-256': await githubSign('gh-old-secret-0123456789', body), 'X-GitHub-Delivery': delivery });
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ id: first.body.id, queue: q, verdict: 'duplicate' });
     expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(pendingBefore);
@@ -98,7 +98,7 @@ describe('POST /v1/webhooks/:source', () => {
 
   it('hmac: a body that is not UTF-8 comes back exactly from the envelope', async () => {
     const body = Uint8Array.from({ length: 256 }, (_, i) => 255 - i);
-    const sig = createHmac('sha256', 'hmac-secret').update(body).digest('base64');
+    const sig = createHmac('sha256', 'hmac-secret-0123456789').update(body).digest('base64');
     const res = await post('hm', body, { 'X-Signature': `v=${sig}`, 'X-Delivery': `d-${crypto.randomUUID()}`, 'X-Event': 'thing.happened' });
     expect(res.status).toBe(201);
     const env = await envelopeOf(res.body.id as string);
@@ -109,10 +109,10 @@ describe('POST /v1/webhooks/:source', () => {
   describe('refusals: 401 (or 400/404), nothing written', () => {
     const bodyOf = () => JSON.stringify({ id: `evt_${crypto.randomUUID()}`, type: 'x' });
     const cases: Array<[string, () => Promise<[string, string | Uint8Array, Record<string, string>]>, number, string]> = [
-      ['github: a tampered body', async () => ['gh', '{"a":2}', { 'X-Hub-Signature-256': await githubSign('gh-old-secret', '{"a":1}'), 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
+      ['github: a tampered body', async () => ['gh', '{"a":2}', { 'X-Hub-Signature-256': await githubSign('gh-old-secret-0123456789', '{"a":1}'), 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
       ['github: a wrong secret', async () => ['gh', '{}', { 'X-Hub-Signature-256': await githubSign('not-the-secret', '{}'), 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
       ['github: no signature', async () => ['gh', '{}', { 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
-      ['github: no delivery id', async () => ['gh', '{}', { 'X-Hub-Signature-256': await githubSign('gh-old-secret', '{}') }], 400, 'invalid_delivery'],
+      ['github: no delivery id', async () => ['gh', '{}', { 'X-Hub-Signature-256': await githubSign('gh-old-secret-0123456789', '{}') }], 400, 'invalid_delivery'],
       ['stripe: a stale timestamp', async () => { const p = bodyOf(); return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_stripe_old', timestamp: Math.floor(Date.now() / 1000) - 301 }) }]; }, 401, 'stale_timestamp'],
       ['stripe: a future timestamp', async () => { const p = bodyOf(); return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_stripe_old', timestamp: Math.floor(Date.now() / 1000) + 301 }) }]; }, 401, 'stale_timestamp'],
       ['stripe: a wrong secret', async () => { const p = bodyOf(); return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_other' }) }]; }, 401, 'invalid_signature'],
@@ -121,7 +121,12 @@ describe('POST /v1/webhooks/:source', () => {
       ['standard: a future timestamp', async () => { const id = crypto.randomUUID(); const t = new Date(Date.now() + 400_000); return ['sw', '{}', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(STANDARD_OLD).sign(id, t, '{}') }]; }, 401, 'stale_timestamp'],
       ['standard: a wrong secret', async () => { const id = crypto.randomUUID(); const t = new Date(); return ['sw', '{}', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(`whsec_${Buffer.from('nope').toString('base64')}`).sign(id, t, '{}') }]; }, 401, 'invalid_signature'],
       ['hmac: a wrong secret', async () => ['hm', 'x', { 'X-Signature': `v=${createHmac('sha256', 'nope').update('x').digest('base64')}`, 'X-Delivery': 'd1' }], 401, 'invalid_signature'],
-      ['an unknown source', async () => ['nope', '{}', {}], 404, 'not_found'],
+      ['an unknown source (answered like a bad signature, so names cannot be probed)', async () => ['nope', '{}', {}], 401, 'invalid_signature'],
+      ['stripe: a signature entry of the wrong length', async () => ['st', '{}', { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},v1=00` }], 401, 'invalid_signature'],
+      ['stripe: six v1 entries', async () => ['st', '{}', { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},${Array(6).fill(`v1=${'0'.repeat(64)}`).join(',')}` }], 401, 'invalid_signature'],
+      ['github: a signature of the wrong length', async () => ['gh', '{}', { 'X-Hub-Signature-256': 'sha256=00', 'X-GitHub-Delivery': 'd' }], 401, 'invalid_signature'],
+      ['standard: six signature entries', async () => ['sw', '{}', { 'webhook-id': 'i', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': Array(6).fill(`v1,${Buffer.alloc(32).toString('base64')}`).join(' ') }], 401, 'invalid_signature'],
+      ['a signature header over 1,024 characters', async () => ['hm', 'x', { 'X-Signature': `v=${'A'.repeat(1100)}`, 'X-Delivery': 'd1' }], 401, 'invalid_signature'],
     ];
     it.each(cases)('%s', async (_, make, status, code) => {
       const before = await footprint();
@@ -131,6 +136,66 @@ describe('POST /v1/webhooks/:source', () => {
       expect(res.body.code).toBe(code);
       expect(await footprint()).toEqual(before);
     });
+  });
+});
+
+describe('finding 1 (security review): webhook verification does bounded work whatever the header holds', () => {
+  const SOURCES1 = { st: { kind: 'stripe', secrets: ['whsec_first-secret-0123', 'whsec_second-secret-012'], queue: 'f1' } };
+  const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(SOURCES1) });
+  const app = createProducer({ config: () => config, connection: () => { throw new Error('a refusal must not reach Valkey'); } });
+  const body = new Uint8Array(1024 * 1024).fill(0x61);
+  /** The answer, and how many HMACs (Web Crypto sign or verify calls) it cost. */
+  const hostile = async (header: string) => {
+    const sign = vi.spyOn(crypto.subtle, 'sign');
+    const verify = vi.spyOn(crypto.subtle, 'verify');
+    try {
+      const res = await app.fetch(new Request('http://p/v1/webhooks/st', { method: 'POST', body, headers: { 'Stripe-Signature': header } }));
+      return { status: res.status, code: ((await res.json()) as { code: string }).code, hmacs: sign.mock.calls.length + verify.mock.calls.length };
+    } finally {
+      sign.mockRestore();
+      verify.mockRestore();
+    }
+  };
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it('2,600 short v1 entries on a 1 MiB body: refused (401) before any HMAC', async () => {
+    // the review's repro: 3.8 s of CPU for one 401 before the fix (5.1 s here, two secrets)
+    const header = `t=${now()},${Array(2600).fill('v1=00').join(',')}`;
+    // before: 2 secrets × 2,600 entries = 5,200 HMACs of the 1 MiB body
+    expect(await hostile(header)).toEqual({ status: 401, code: 'invalid_signature', hmacs: 0 });
+  });
+
+  it('five well-formed entries cost one HMAC per secret, not one per entry and secret', async () => {
+    const many = await hostile(`t=${now()},${Array(5).fill(`v1=${'0'.repeat(64)}`).join(',')}`);
+    expect(many).toEqual({ status: 401, code: 'invalid_signature', hmacs: 2 });
+  });
+
+  it('a stale timestamp is refused before any HMAC, whatever the entries', async () => {
+    const res = await hostile(`t=${now() - 3600},${Array(5).fill(`v1=${'0'.repeat(64)}`).join(',')}`);
+    expect(res).toEqual({ status: 401, code: 'stale_timestamp', hmacs: 0 });
+  });
+});
+
+describe('finding 12 (security review): webhook sources are validated at start', () => {
+  it.each([
+    [{ s: { kind: 'standard', secrets: ['whsec_'], queue: 'q' } }, /EMQ_SOURCES\.s\.secrets\[0\] is shorter than 16 bytes \(decoded\)/],
+    [{ s: { kind: 'standard', secrets: [`whsec_${Buffer.from('short').toString('base64')}`], queue: 'q' } }, /shorter than 16 bytes/],
+    [{ s: { kind: 'github', secrets: ['too-short'], queue: 'q' } }, /EMQ_SOURCES\.s\.secrets\[0\] is shorter than 16 bytes/],
+    [{ s: { kind: 'github', secrets: Array(5).fill('long-enough-secret-0123'), queue: 'q' } }, /1 to 4 strings/],
+    [{ s: { kind: 'stripe', secrets: ['long-enough-secret-0123'], queue: 'q', toleranceSeconds: 700_000 } }, /toleranceSeconds must be below EMQ_DEDUPE_TTL_SECONDS/],
+  ])('%j is refused, naming the field and never the secret', (sources, why) => {
+    const make = () => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(sources) });
+    expect(make).toThrow(why);
+    try {
+      make();
+    } catch (err) {
+      expect((err as Error).message).not.toMatch(/too-short|long-enough|whsec_c2hvcnQ/);
+    }
+  });
+
+  it('a tolerance below a shorter dedupe TTL is checked against that TTL', () => {
+    const sources = JSON.stringify({ s: { kind: 'stripe', secrets: ['long-enough-secret-0123'], queue: 'q', toleranceSeconds: 300 } });
+    expect(() => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: sources, EMQ_DEDUPE_TTL_SECONDS: '200' })).toThrow(/below EMQ_DEDUPE_TTL_SECONDS/);
   });
 });
 

@@ -173,7 +173,8 @@ export function createProducer({ config, connection, regionOf, minter: given }: 
   app.post('/v1/webhooks/:source', async (c) => {
     const { sources, maxPayloadBytes, dedupeTtlSeconds } = settings();
     const source = sources.get(c.req.param('source'));
-    if (!source) throw new Problem(404, 'not_found', `no webhook source "${c.req.param('source')}" in EMQ_SOURCES`);
+    // an unknown source answers like a bad signature, before the body is read: names cannot be probed
+    if (!source) throw new Problem(401, 'invalid_signature', 'the delivery is not signed by a configured source');
     const body = await payloadOf(c, maxPayloadBytes);
     const delivery = await verify(source, c.req.raw.headers, body);
     if ('code' in delivery) throw new Problem(delivery.status, delivery.code, delivery.detail);

@@ -55,13 +55,14 @@ function nodePool(vars: Vars): [number, number] {
 }
 
 export function configFrom(vars: Vars): Config {
+  const dedupeTtlSeconds = positive(vars, 'EMQ_DEDUPE_TTL_SECONDS', 7 * 24 * 3600);
   return {
     tokens: parseTokens(vars.EMQ_TOKENS),
     maxPayloadBytes: positive(vars, 'EMQ_MAX_PAYLOAD_BYTES', 1024 * 1024),
     maxBatchBytes: positive(vars, 'EMQ_MAX_BATCH_BYTES', 5 * 1024 * 1024),
     maxBatchItems: 1_000,
-    sources: parseSources(vars.EMQ_SOURCES),
-    dedupeTtlSeconds: positive(vars, 'EMQ_DEDUPE_TTL_SECONDS', 7 * 24 * 3600),
+    sources: parseSources(vars.EMQ_SOURCES, dedupeTtlSeconds),
+    dedupeTtlSeconds,
     nodeId: nodeId(vars),
     nodePool: nodePool(vars),
   };

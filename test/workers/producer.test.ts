@@ -234,9 +234,9 @@ describe('producer Worker in workerd', () => {
 
   it('a webhook verified with Web Crypto inside workerd: 201, a redelivery 200 duplicate, a bad signature 401 writing nothing', async () => {
     const q = fresh('hook');
-    const env = { ...base, EMQ_SOURCES: JSON.stringify({ hk: { kind: 'hmac', secrets: ['edge-secret'], queue: q, signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' } }) };
+    const env = { ...base, EMQ_SOURCES: JSON.stringify({ hk: { kind: 'hmac', secrets: ['edge-secret-0123456789'], queue: q, signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' } }) };
     const hooks = producerFor(env);
-    const key = await crypto.subtle.importKey('raw', new TextEncoder().encode('edge-secret'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    const key = await crypto.subtle.importKey('raw', new TextEncoder().encode('edge-secret-0123456789'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
     const body = new Uint8Array([0xff, 0x00, 0x7b, 0x7d]);
     const sig = [...new Uint8Array(await crypto.subtle.sign('HMAC', key, body))].map((b) => b.toString(16).padStart(2, '0')).join('');
     const deliver = (signature: string) =>

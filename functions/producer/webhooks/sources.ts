@@ -6,6 +6,23 @@
 //                 "signaturePrefix": "sha256=", "idHeader": "X-Delivery-Id", "eventHeader": "X-Event"}}
 // Several secrets verify at once, so a secret can rotate with no downtime.
 import { validateQueue } from '../../../shared/index.js';
+import { fromBase64 } from '../../../shared/base64.js';
+
+/** A secret shorter than this (decoded) is refused at start: it would be guessable. */
+const MIN_SECRET_BYTES = 16;
+/** Few secrets: each costs one HMAC of the body per delivery (rotation needs two). */
+const MAX_SECRETS = 4;
+
+function secretBytes(kind: Kind, secret: string, where: string): Uint8Array {
+  let bytes: Uint8Array;
+  if (kind === 'standard' && secret.startsWith('whsec_')) {
+    const decoded = fromBase64(secret.slice(6));
+    if (!decoded) throw new Error(`${where} is whsec_ followed by something that is not base64`);
+    bytes = decoded;
+  } else bytes = new TextEncoder().encode(secret);
+  if (bytes.length < MIN_SECRET_BYTES) throw new Error(`${where} is shorter than ${MIN_SECRET_BYTES} bytes${kind === 'standard' ? ' (decoded)' : ''}`);
+  return bytes;
+}
 
 export type Kind = 'github' | 'stripe' | 'standard' | 'hmac';
 
@@ -13,6 +30,8 @@ export interface Source {
   name: string;
   kind: Kind;
   secrets: string[];
+  /** The secrets as HMAC keys: a Standard Webhooks `whsec_` secret base64-decoded, any other as its UTF-8 bytes. */
+  secretBytes: Uint8Array[];
   queue: string;
   toleranceSeconds: number;
   signatureHeader?: string;
@@ -24,7 +43,7 @@ export interface Source {
 
 const KINDS = new Set<Kind>(['github', 'stripe', 'standard', 'hmac']);
 
-export function parseSources(spec: string | undefined): Map<string, Source> {
+export function parseSources(spec: string | undefined, dedupeTtlSeconds = 7 * 24 * 3600): Map<string, Source> {
   const out = new Map<string, Source>();
   if (!spec) return out;
   let raw: unknown;
@@ -38,9 +57,10 @@ export function parseSources(spec: string | undefined): Map<string, Source> {
     const s = (value ?? {}) as Record<string, unknown>;
     const where = `EMQ_SOURCES.${name}`;
     if (!KINDS.has(s.kind as Kind)) throw new Error(`${where}.kind must be github, stripe, standard or hmac`);
-    if (!Array.isArray(s.secrets) || s.secrets.length === 0 || !s.secrets.every((x) => typeof x === 'string' && x.length > 0)) {
-      throw new Error(`${where}.secrets must be a non-empty array of strings`);
+    if (!Array.isArray(s.secrets) || s.secrets.length === 0 || s.secrets.length > MAX_SECRETS || !s.secrets.every((x) => typeof x === 'string' && x.length > 0)) {
+      throw new Error(`${where}.secrets must be an array of 1 to ${MAX_SECRETS} strings`);
     }
+    const keys = (s.secrets as string[]).map((secret, i) => secretBytes(s.kind as Kind, secret, `${where}.secrets[${i}]`));
     try {
       validateQueue(s.queue);
     } catch (err) {
@@ -48,7 +68,9 @@ export function parseSources(spec: string | undefined): Map<string, Source> {
     }
     const tolerance = s.toleranceSeconds ?? 300;
     if (typeof tolerance !== 'number' || !(tolerance > 0)) throw new Error(`${where}.toleranceSeconds must be a positive number`);
-    const source: Source = { name, kind: s.kind as Kind, secrets: s.secrets as string[], queue: s.queue as string, toleranceSeconds: tolerance };
+    // a delivery older than its dedup key could be replayed once the key expired
+    if (tolerance >= dedupeTtlSeconds) throw new Error(`${where}.toleranceSeconds must be below EMQ_DEDUPE_TTL_SECONDS`);
+    const source: Source = { name, kind: s.kind as Kind, secrets: s.secrets as string[], secretBytes: keys, queue: s.queue as string, toleranceSeconds: tolerance };
     if (source.kind === 'hmac') {
       for (const field of ['signatureHeader', 'idHeader'] as const) {
         if (typeof s[field] !== 'string' || !s[field]) throw new Error(`${where}.${field} is required for kind hmac`);

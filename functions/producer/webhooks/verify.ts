@@ -32,21 +32,55 @@ function fromHex(text: string): Uint8Array | undefined {
 // (the casts: some lib typings give TextEncoder's output an ArrayBufferLike; it is an ArrayBuffer)
 type Bytes = Uint8Array<ArrayBuffer>;
 
-async function hmacKey(secret: Uint8Array) {
-  return crypto.subtle.importKey('raw', secret as Bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+/**
+ * Bounded work whatever a header holds: a signature header longer than this, more signature
+ * entries than MAX_SIGNATURES, or an entry that is not the algorithm's length (32 bytes of
+ * SHA-256) is refused before any HMAC is computed, and each secret costs one HMAC.
+ */
+const MAX_SIGNATURE_HEADER = 1024;
+const MAX_SIGNATURES = 5;
+const MAC_BYTES = 32;
+
+/** HMAC-SHA256 of the data under one secret. */
+async function mac(secret: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey('raw', secret as Bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return new Uint8Array(await crypto.subtle.sign('HMAC', key, data as Bytes));
 }
 
-/** Whether any signature verifies the data under any secret; every pair is tried. */
+/** Equal, in time that depends only on the (fixed) length. */
+function same(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+/** Whether any signature matches the data under any secret: one HMAC per secret, every pair compared. */
 async function anyVerifies(secrets: Uint8Array[], signatures: Uint8Array[], data: Uint8Array): Promise<boolean> {
   let ok = false;
   for (const secret of secrets) {
-    const key = await hmacKey(secret);
-    for (const sig of signatures) if (await crypto.subtle.verify('HMAC', key, sig as Bytes, data as Bytes)) ok = true;
+    const expected = await mac(secret, data);
+    for (const sig of signatures) if (same(expected, sig)) ok = true;
   }
   return ok;
 }
 
+/** A signature entry decoded, if it has exactly the algorithm's length. */
+function macOf(text: string | undefined, encoding: 'hex' | 'base64'): Uint8Array | undefined {
+  if (text === undefined) return undefined;
+  if (encoding === 'hex') return text.length === MAC_BYTES * 2 ? fromHex(text) : undefined;
+  if (text.length !== 44) return undefined; // 32 bytes in padded base64
+  const bytes = fromBase64(text);
+  return bytes?.length === MAC_BYTES ? bytes : undefined;
+}
+
 const badSignature = (detail: string): Refusal => ({ status: 401, code: 'invalid_signature', detail });
+
+/** The signature header's text, or a refusal when it is too long to be honest. */
+function signatureHeader(headers: Headers, name: string): string | Refusal {
+  const text = headers.get(name) ?? '';
+  return text.length > MAX_SIGNATURE_HEADER ? badSignature(`${name} is longer than ${MAX_SIGNATURE_HEADER} characters`) : text;
+}
 
 function checkTime(seconds: number, source: Source, now: number): Refusal | undefined {
   if (!Number.isFinite(seconds)) return badSignature('the signature\'s timestamp is missing or not a number');
@@ -64,24 +98,30 @@ function checkTime(seconds: number, source: Source, now: number): Refusal | unde
 export async function verify(source: Source, headers: Headers, body: Uint8Array, now = Date.now()): Promise<Delivery | Refusal> {
   switch (source.kind) {
     case 'github': {
-      const header = headers.get('X-Hub-Signature-256') ?? '';
-      const sig = fromHex(header.replace(/^sha256=/, ''));
-      if (!header.startsWith('sha256=') || !sig) return badSignature('X-Hub-Signature-256 is missing or not sha256=<hex>');
-      if (!(await anyVerifies(source.secrets.map((s) => utf8.encode(s)), [sig], body))) return badSignature('X-Hub-Signature-256 does not match the body');
+      const header = signatureHeader(headers, 'X-Hub-Signature-256');
+      if (typeof header !== 'string') return header;
+      const sig = header.startsWith('sha256=') ? macOf(header.slice(7), 'hex') : undefined;
+      if (!sig) return badSignature('X-Hub-Signature-256 is missing or not sha256=<64 hex digits>');
+      if (!(await anyVerifies(source.secretBytes, [sig], body))) return badSignature('X-Hub-Signature-256 does not match the body');
       const id = headers.get('X-GitHub-Delivery');
       if (!id) return { status: 400, code: 'invalid_delivery', detail: 'X-GitHub-Delivery is missing' };
       return { id, event: headers.get('X-GitHub-Event') ?? '' };
     }
     case 'stripe': {
-      const parts = (headers.get('Stripe-Signature') ?? '').split(',').map((p) => p.trim().split('='));
+      const header = signatureHeader(headers, 'Stripe-Signature');
+      if (typeof header !== 'string') return header;
+      const parts = header.split(',').map((p) => p.trim().split('='));
       const t = parts.find(([k]) => k === 't')?.[1];
-      const sigs = parts.filter(([k]) => k === 'v1').map(([, v]) => fromHex(v ?? '')).filter((s) => s !== undefined);
-      if (!t || sigs.length === 0) return badSignature('Stripe-Signature is missing t= or v1=');
+      const entries = parts.filter(([k]) => k === 'v1');
+      if (!t || !/^\d{1,12}$/.test(t) || entries.length === 0) return badSignature('Stripe-Signature is missing t=<seconds> or v1=');
+      if (entries.length > MAX_SIGNATURES) return badSignature(`Stripe-Signature has ${entries.length} v1 entries; at most ${MAX_SIGNATURES} are accepted`);
+      const sigs = entries.map(([, v]) => macOf(v, 'hex'));
+      if (!sigs.every((x) => x !== undefined)) return badSignature('every Stripe-Signature v1 entry must be 64 hex digits');
+      // the timestamp first: a stale delivery costs no HMAC (both answers are 401s that write nothing)
       const late = checkTime(Number(t), source, now);
-      // the signature first: an unsigned timestamp proves nothing
-      const signed = concat(utf8.encode(`${t}.`), body);
-      if (!(await anyVerifies(source.secrets.map((s) => utf8.encode(s)), sigs, signed))) return badSignature('Stripe-Signature does not match the body');
       if (late) return late;
+      const signed = concat(utf8.encode(`${t}.`), body);
+      if (!(await anyVerifies(source.secretBytes, sigs as Uint8Array[], signed))) return badSignature('Stripe-Signature does not match the body');
       let event: { id?: unknown; type?: unknown } | null;
       try {
         event = JSON.parse(new TextDecoder().decode(body)) as typeof event;
@@ -95,17 +135,20 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
     case 'standard': {
       const id = headers.get('webhook-id');
       const ts = headers.get('webhook-timestamp');
-      const sigs = (headers.get('webhook-signature') ?? '')
-        .split(' ')
-        .filter((s) => s.startsWith('v1,'))
-        .map((s) => fromBase64(s.slice(3)))
-        .filter((s) => s !== undefined);
-      if (!id || !ts || sigs.length === 0) return badSignature('webhook-id, webhook-timestamp and a v1 webhook-signature are required');
+      const header = signatureHeader(headers, 'webhook-signature');
+      if (typeof header !== 'string') return header;
+      const entries = header.split(' ').filter((e) => e !== '');
+      if (entries.length > MAX_SIGNATURES) return badSignature(`webhook-signature has ${entries.length} entries; at most ${MAX_SIGNATURES} are accepted`);
+      const v1 = entries.filter((e) => e.startsWith('v1,')).map((e) => macOf(e.slice(3), 'base64'));
+      if (!id || id.length > 255 || !ts || !/^\d{1,12}$/.test(ts) || v1.length === 0) {
+        return badSignature('webhook-id, webhook-timestamp (seconds) and a v1 webhook-signature are required');
+      }
+      if (!v1.every((x) => x !== undefined)) return badSignature('every v1 webhook-signature entry must be 32 bytes of base64');
+      // the timestamp first: a stale delivery costs no HMAC
       const late = checkTime(Number(ts), source, now);
-      const secrets = source.secrets.map((s) => fromBase64(s.replace(/^whsec_/, '')) ?? utf8.encode(s));
-      const signed = concat(utf8.encode(`${id}.${ts}.`), body);
-      if (!(await anyVerifies(secrets, sigs, signed))) return badSignature('webhook-signature does not match the body');
       if (late) return late;
+      const signed = concat(utf8.encode(`${id}.${ts}.`), body);
+      if (!(await anyVerifies(source.secretBytes, v1 as Uint8Array[], signed))) return badSignature('webhook-signature does not match the body');
       let type = '';
       try {
         const parsed = JSON.parse(new TextDecoder().decode(body)) as { type?: unknown };
@@ -116,12 +159,12 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
       return { id, event: type };
     }
     case 'hmac': {
-      const header = headers.get(source.signatureHeader!) ?? '';
+      const header = signatureHeader(headers, source.signatureHeader!);
+      if (typeof header !== 'string') return header;
       const prefix = source.signaturePrefix ?? '';
-      const text = header.startsWith(prefix) ? header.slice(prefix.length) : '';
-      const sig = source.encoding === 'hex' ? fromHex(text) : fromBase64(text);
-      if (!sig) return badSignature(`${source.signatureHeader} is missing or not ${prefix}<${source.encoding}>`);
-      if (!(await anyVerifies(source.secrets.map((s) => utf8.encode(s)), [sig], body))) return badSignature(`${source.signatureHeader} does not match the body`);
+      const sig = header.startsWith(prefix) ? macOf(header.slice(prefix.length), source.encoding!) : undefined;
+      if (!sig) return badSignature(`${source.signatureHeader} is missing or not ${prefix}<32 bytes of ${source.encoding}>`);
+      if (!(await anyVerifies(source.secretBytes, [sig], body))) return badSignature(`${source.signatureHeader} does not match the body`);
       const id = headers.get(source.idHeader!);
       if (!id) return { status: 400, code: 'invalid_delivery', detail: `${source.idHeader} (the delivery id) is missing` };
       return { id, event: source.eventHeader ? (headers.get(source.eventHeader) ?? '') : '' };
