@@ -719,6 +719,46 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(await command(gw, gw.admin, ['XREAD', 'STREAMS', 'blk:stream', '0'])).toMatchObject({ status: 200 });
     });
   });
+
+  describe('finding 2 (security review): command names are ASCII, compared as ASCII', () => {
+    it('pıng (dotless ı) with a 0xFF argument, and CONFIG %FF: 400 for both scopes, nothing sent, the shared connection never drops', async () => {
+      await admin.call('CONFIG', 'RESETSTAT');
+      // a steady stream of honest requests the whole time: none may fail
+      let stop = false;
+      const honest = (async () => {
+        const statuses: number[] = [];
+        while (!stop) statuses.push((await command(gw, gw.producer, ['PING'])).status);
+        return statuses;
+      })();
+      const hostile: Array<[string, string]> = [
+        [gw.producer, '/p%C4%B1ng/%FF'],
+        [gw.admin, '/p%C4%B1ng/%FF'],
+        [gw.admin, '/CONFIG/%FF'],
+        [gw.admin, '/config/g%C3%A9t/x'],
+        [gw.admin, '/obj%C4%B1ect/%FF'],
+        [gw.producer, '/%FF'],
+      ];
+      for (let round = 0; round < 5; round++) {
+        for (const [token, path] of hostile) {
+          const r = await call(gw, path, { token });
+          expect(r.status, path).toBe(400);
+          expect(r.json.error, path).toMatch(/ASCII/);
+        }
+        const json = await command(gw, gw.admin, ['PİNG']);
+        expect(json.status).toBe(400);
+      }
+      stop = true;
+      const statuses = await honest;
+      expect(statuses.length).toBeGreaterThan(0);
+      expect(statuses.every((st) => st === 200)).toBe(true);
+      // none of them reached Valkey
+      expect(await admin.calls('ping')).toBe(statuses.length);
+      expect(await admin.calls('config')).toBe(0);
+      // ASCII names in any case still work
+      expect(await command(gw, gw.producer, ['pInG'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
+      expect(await command(gw, gw.admin, ['config', 'get', 'maxmemory'])).toMatchObject({ status: 200 });
+    });
+  });
 });
 
 // ---------------------------------------------------------------- 5. Valkey going away

@@ -58,8 +58,25 @@ export function pathCommand(path: string, body: Uint8Array | undefined): Arg[] {
   return args;
 }
 
-/** The command's name, upper-cased, for checks (never sent rewritten). */
+/** What a command or subcommand name may hold: ASCII only, so no case mapping can alias one. */
+const NAME = /^[A-Za-z][A-Za-z0-9_.|-]{0,63}$/;
+
+/** ASCII upper-casing: a-z only (toUpperCase would map dotless ı to I, ß to SS, ...). */
+export function asciiUpper(text: string): string {
+  return text.replace(/[a-z]+/g, (m) => m.toUpperCase());
+}
+
+/**
+ * An argument as an ASCII name, upper-cased, for checks (never sent rewritten); '' when it is
+ * not one (bytes, non-ASCII, punctuation), which matches no name a policy knows.
+ */
+export function nameOf(arg: Arg | undefined): string {
+  if (arg === undefined) return '';
+  const text = typeof arg === 'string' ? arg : String.fromCharCode(...arg.subarray(0, 65));
+  return NAME.test(text) ? asciiUpper(text) : '';
+}
+
+/** The command's name, ASCII upper-cased; '' when it is not an ASCII name. */
 export function commandName(args: readonly Arg[]): string {
-  const first = args[0];
-  return (typeof first === 'string' ? first : new TextDecoder().decode(first)).toUpperCase();
+  return nameOf(args[0]);
 }

@@ -3,8 +3,18 @@
 // that block or change the state of the shared connection every request rides on.
 import type { Arg } from '../../shared/connection.js';
 import type { Script } from '../../shared/scripts.js';
-import { commandName } from './args.js';
+import { commandName, nameOf } from './args.js';
 import type { Scope } from './tokens.js';
+
+/**
+ * Commands whose second argument names a subcommand. Valkey echoes an unknown subcommand in its
+ * error reply, and an error reply that is not UTF-8 makes glide drop the connection every
+ * request shares: so a subcommand must be an ASCII name too.
+ */
+const CONTAINERS = new Set([
+  'ACL', 'CLIENT', 'CLUSTER', 'COMMAND', 'CONFIG', 'DEBUG', 'FUNCTION', 'LATENCY', 'MEMORY', 'MODULE',
+  'OBJECT', 'PUBSUB', 'SCRIPT', 'SLOWLOG', 'XGROUP', 'XINFO',
+]);
 
 const SHARED_CONNECTION_BREAKERS = new Set([
   'BLPOP', 'BRPOP', 'BRPOPLPUSH', 'BLMOVE', 'BLMPOP', 'BZPOPMIN', 'BZPOPMAX', 'BZMPOP', 'WAIT', 'WAITAOF',
@@ -29,6 +39,11 @@ export function createPolicy(scripts: readonly Script[]): Policy {
   return {
     refusal(scope, args) {
       const name = commandName(args);
+      // names are ASCII, compared as ASCII: no Unicode case mapping can alias a command
+      if (name === '') return [400, 'ERR a command name is 1 to 64 ASCII letters, digits or _ . | -'];
+      if (CONTAINERS.has(name) && args.length > 1 && nameOf(args[1]) === '') {
+        return [400, `ERR a ${name} subcommand is 1 to 64 ASCII letters, digits or _ . | -`];
+      }
       // XREAD and XREADGROUP block only when asked to (BLOCK <ms>)
       const blocks = (name === 'XREAD' || name === 'XREADGROUP') && args.slice(1).some((a) => commandName([a]) === 'BLOCK');
       if (SHARED_CONNECTION_BREAKERS.has(name) || blocks) {
