@@ -52,4 +52,20 @@ describe('VALKEY_URL', () => {
       expect((e as Error).message).not.toContain('s3cret');
     }
   });
+
+  it.each([
+    ['redis://emq:Tr0ub4dor@horse-battery@127.0.0.1:6379', 'redis://emq:***@127.0.0.1:6379', ['Tr0ub4dor', 'horse-battery']],
+    ['redis://emq:pa/ss@w:rd@h:1/2', 'redis://emq:***@h:1/2', ['pa/ss', 'w:rd', 'ss@']],
+    ['rediss://:only@h', 'rediss://:***@h', ['only']],
+    ['valkey://u:p%2Fx@h', 'valkey://u:***@h', ['p%2Fx']],
+    ['redis://h:6379', 'redis://h:6379', []],
+    ['redis://user@h', 'redis://user@h', []],
+  ])('finding 9 (security review): %s is redacted whatever its password holds', (url, shown, hidden) => {
+    expect(redactUrl(url)).toBe(shown);
+    for (const h of hidden as string[]) expect(redactUrl(url)).not.toContain(h);
+  });
+
+  it('a password with a raw @ parses as the whole password', () => {
+    expect(parseValkeyUrl('redis://emq:Tr0ub4dor@horse-battery@127.0.0.1:6379')).toMatchObject({ username: 'emq', password: 'Tr0ub4dor@horse-battery', host: '127.0.0.1' });
+  });
 });

@@ -30,7 +30,14 @@ const OPTIONS = new Set(['cluster', 'wait', 'wait_timeout_ms']);
 
 /** The URL with any password replaced, for messages and logs. */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
+  // the userinfo runs to the LAST '@': a password may hold a raw '@' or '/' (WHATWG URL
+  // parsing splits on the last '@' too), so nothing of it is shown, whatever it holds
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url);
+  const at = url.lastIndexOf('@');
+  if (!scheme || at < scheme[0].length) return url;
+  const userinfo = url.slice(scheme[0].length, at);
+  const colon = userinfo.indexOf(':');
+  return colon < 0 ? url : `${scheme[0]}${userinfo.slice(0, colon)}:***${url.slice(at)}`;
 }
 
 function seedOf(scheme: string, hostPort: string, url: string): Seed {
