@@ -67,6 +67,13 @@ setInterval(() => {
   if (process.ppid !== parent) void stop('parent process gone').then(() => process.exit(0));
 }, 250).unref();
 
+/** A value as dotenv reads it back unchanged: quoted with a quote it does not hold. */
+function dotenvQuoted(name: string, value: string): string {
+  if (/[\r\n]/.test(value)) throw new Error(`${name} holds a line break; an env file cannot carry it`);
+  for (const q of ["'", '`']) if (!value.includes(q)) return `${q}${value}${q}`;
+  throw new Error(`${name} holds both ' and \`; an env file cannot carry it`);
+}
+
 async function startWorker(restUrl: string): Promise<string> {
   const vars: Record<string, string> = {
     ...(Object.fromEntries(
@@ -76,12 +83,12 @@ async function startWorker(restUrl: string): Promise<string> {
   };
   const offline = offlineEnv();
   mkdirSync(offline.XDG_CONFIG_HOME!, { recursive: true });
-  // secrets go through a private env file, not the command line (where ps would show them)
-  const secrets = { EMQ_REST_TOKEN: gatewayToken, EMQ_TOKENS: JSON.stringify([{ token: devToken, queues: ['*'] }]) };
+  // every variable, secret or not (EMQ_SOURCES, EMQ_REST_TOKEN_<REGION>… hold secrets too),
+  // goes through a private env file, never the command line, where ps would show it
+  const all = { ...vars, EMQ_REST_TOKEN: gatewayToken, EMQ_TOKENS: JSON.stringify([{ token: devToken, queues: ['*'] }]) };
   secretsFile = join(root, '.cache', `dev-${process.pid}.env`);
-  writeFileSync(secretsFile, Object.entries(secrets).map(([k, v]) => `${k}='${v}'`).join('\n') + '\n', { mode: 0o600 });
+  writeFileSync(secretsFile, Object.entries(all).map(([k, v]) => `${k}=${dotenvQuoted(k, v)}`).join('\n') + '\n', { mode: 0o600 });
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', 'warn', '--env-file', secretsFile];
-  for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   worker = spawn(join(root, 'node_modules', '.bin', 'wrangler'), args, {
     cwd: root,
     detached: true, // its own process group, so stopping reaches workerd too

@@ -55,7 +55,15 @@ it('npm start serves the producer, enqueues over HTTP, and SIGTERM leaves no pro
   const child = spawn('npm', ['start'], {
     cwd: root,
     // EMQ_MAX_PAYLOAD_BYTES must reach the Worker as a var, like every EMQ_* variable
-    env: { ...process.env, PORT: String(port), EMQ_DEV_TOKEN: token, VALKEY_URL: '', EMQ_MAX_PAYLOAD_BYTES: '64' },
+    // EMQ_SOURCES holds a secret: like every variable it must reach the Worker, never a command line
+    env: {
+      ...process.env,
+      PORT: String(port),
+      EMQ_DEV_TOKEN: token,
+      VALKEY_URL: '',
+      EMQ_MAX_PAYLOAD_BYTES: '64',
+      EMQ_SOURCES: JSON.stringify({ gh: { kind: 'github', secrets: ['npm-start-hook-secret-0123'], queue: 'hooks' } }),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -85,6 +93,10 @@ it('npm start serves the producer, enqueues over HTTP, and SIGTERM leaves no pro
     expect(names).toMatch(/valkey-server|redis-server/);
     expect(names).toMatch(/workerd/);
     expect(names).toMatch(/wrangler/);
+    // finding 13 (security review): no secret on any command line ps can show
+    expect(names).not.toContain('npm-start-hook-secret');
+    expect(names).not.toContain(token);
+    expect(names).not.toMatch(/--var/);
 
     // as a supervisor would: SIGTERM to npm alone (npm does not pass it on to the script)
     child.kill('SIGTERM');
