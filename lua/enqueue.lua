@@ -5,7 +5,8 @@
   KEYS[1]  emq:{<queue>}:job:<id>   the job's row (HASH)
   KEYS[2]  emq:{<queue>}:pending    the queue's pending set (ZSET)
 
-  ARGV[1]  <id>       the job id; its first three bytes are JOB
+  ARGV[1]  <id>       the job id: a branded id, JOB + 11 base62 characters, at most
+                      JOBAzL8n0Y58m7 (2^63 - 1)
   ARGV[2]  <payload>  the caller's bytes, stored verbatim
 
   Replies
@@ -17,23 +18,47 @@
   Errors (nothing written)
     EMQKIND job id must be JOB-namespaced
     EMQLAYOUT ...  the keys are not emq:{q}:job:<ARGV[1]> and emq:{q}:pending
-                   for one queue q, or the payload is missing
+                   for one queue q, q breaks the queue-name rule (1 to 128 of
+                   A-Z a-z 0-9 . _ -, not emq), the id is not a branded id, or
+                   the payload is missing
     WRONGTYPE ...  KEYS[2] exists and is not a sorted set
 
   Order: kind gate, layout gate, idempotency, type gate, HSET, ZADD. Every
   gate runs before the first write, because a script that errors after a
-  write does not roll back.
+  write does not roll back. Error text is printable ASCII and short, whatever
+  the keys hold. No string comparison uses < or >: Lua compares strings with
+  strcoll, and the server's locale decides that order.
 ]]
 
 local id = ARGV[1]
 local row = KEYS[1]
 local pending = KEYS[2]
 
--- Keys and ids echoed in an error, every byte outside printable ASCII as \xHH: an error
--- reply must be UTF-8 text, or a client may fail to parse it (glide drops its connection,
--- and with it every request in flight on that connection).
+-- Text echoed in an error: at most 64 bytes of it, every byte outside printable ASCII as
+-- \xHH, so a reply is short UTF-8 whatever a key holds (a non-UTF-8 error reply makes
+-- glide drop its connection, and with it every request in flight on that connection).
 local function shown(s)
-  return (string.gsub(s, '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end))
+  local cut = string.sub(s, 1, 64)
+  local text = string.gsub(cut, '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
+  if #s > 64 then text = text .. '...(' .. #s .. ' bytes)' end
+  return text
+end
+
+-- The queue-name rule: 1 to 128 of A-Z a-z 0-9 . _ - (explicit ranges: %w follows the
+-- locale), and not the library's reserved emq.
+local function valid_queue(q)
+  return #q >= 1 and #q <= 128 and string.find(q, '^[A-Za-z0-9._-]+$') ~= nil and q ~= 'emq'
+end
+
+-- A branded JOB id: 14 bytes, base62 after JOB, at most AzL8n0Y58m7 compared byte by byte.
+local CEILING = 'AzL8n0Y58m7'
+local function valid_id(s)
+  if #s ~= 14 or string.find(s, '^JOB[0-9A-Za-z]+$') == nil then return false end
+  for i = 1, 11 do
+    local a, b = string.byte(s, 3 + i), string.byte(CEILING, i)
+    if a ~= b then return a < b end
+  end
+  return true
 end
 
 -- Kind gate: the wire admits only JOB-namespaced ids.
@@ -41,17 +66,20 @@ if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
 
--- Layout gate: both keys belong to the same queue, and the row is this id's.
--- Braces cannot appear in q, so the hash tag is exactly {q}.
+-- Layout gate: both keys belong to the same queue, the row is this id's, and queue and id
+-- keep the wire's rules. Braces cannot appear in q, so the hash tag is exactly {q}.
 if type(row) ~= 'string' or type(pending) ~= 'string' then
   return redis.error_reply('EMQLAYOUT expected 2 keys: emq:{q}:job:<id> emq:{q}:pending')
 end
 local queue = string.match(pending, '^emq:{([^{}]+)}:pending$')
-if queue == nil then
-  return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending')
+if queue == nil or not valid_queue(queue) then
+  return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
+end
+if not valid_id(id) then
+  return redis.error_reply('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
 end
 if row ~= 'emq:{' .. queue .. '}:job:' .. id then
-  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. shown(queue) .. '}:job:<ARGV[1]>')
+  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. queue .. '}:job:' .. id)
 end
 if type(ARGV[2]) ~= 'string' then
   return redis.error_reply('EMQLAYOUT ARGV[2] (the payload) is missing')
