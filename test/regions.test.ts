@@ -274,7 +274,10 @@ describe('regionsFrom: the Worker reading its region vars', () => {
       [{ EMQ_HOME_REGIONS: '{"":"eu-west"}' }, /EMQ_HOME_REGIONS: "" is not a queue/],
       [{ EMQ_REGION: '' }, /EMQ_HOME_REGIONS is set but EMQ_REGION is not/],
       [{ EMQ_REGION: 'US_EAST' }, /EMQ_REGION="US_EAST" is not a region name/],
-      [{ EMQ_REGION_URLS: '{"eu-west":"not a url"}' }, /EMQ_REGION_URLS\["eu-west"\] must be an http\(s\) URL/],
+      [{ EMQ_REGION_URLS: '{"eu-west":"not a url"}' }, /EMQ_REGION_URLS\["eu-west"\] is not a URL/],
+      // finding 7 (security review): plain http only on loopback, at run time as at build time
+      [{ EMQ_REGION_URLS: '{"eu-west":"http://eu.example"}' }, /EMQ_REGION_URLS\["eu-west"\] must be an https:\/\/ URL \(plain http:\/\/ only on loopback\)/],
+      [{ EMQ_REGION_URLS: '{"eu-west":"https://u:p@eu.example"}' }, /must carry no credentials/],
       [{ EMQ_REGION_URLS: '{"Eu":"https://eu.example"}' }, /EMQ_REGION_URLS: "Eu" is not a region name/],
     ];
     for (const [vars, message] of cases) {
@@ -290,5 +293,14 @@ describe('regionsFrom: the Worker reading its region vars', () => {
     const r = regionsFrom({ ...base, EMQ_REST_TOKEN: undefined });
     expect(() => r.gatewayOf('eu-west')).toThrow(/set EMQ_REST_TOKEN_EU_WEST or EMQ_REST_TOKEN/);
     expect(() => r.gatewayOf('us-east')).toThrow(/EMQ_REST_URL and EMQ_REST_TOKEN must both be set/);
+  });
+
+  it('finding 7 (security review): EMQ_REST_URL must be https:// except on loopback, checked at run time', () => {
+    for (const url of ['http://gw.example', 'http://10.0.0.5:8079', 'ftp://gw.example', 'https://gw.example/?_token=x']) {
+      expect(() => regionsFrom({ EMQ_REST_URL: url, EMQ_REST_TOKEN: TOKEN }).gatewayOf(undefined), url).toThrow(/EMQ_REST_URL must/);
+    }
+    for (const url of ['https://gw.example', 'http://127.0.0.1:8079', 'http://localhost:8079', 'http://[::1]:8079']) {
+      expect(regionsFrom({ EMQ_REST_URL: url, EMQ_REST_TOKEN: TOKEN }).gatewayOf(undefined).url).toBe(url);
+    }
   });
 });

@@ -23,6 +23,22 @@ export interface Regions {
 // one-to-one onto the secret's EMQ_REST_TOKEN_<REGION> suffix
 const REGION_RULE = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
+const LOOPBACK = /^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/;
+
+/**
+ * Throws, naming the variable (a URL holds no secret, but is not repeated either), unless
+ * `url` is https:// (plain http:// only on loopback, for local runs) with no credentials,
+ * query or fragment: a gateway's token must never cross a network in the clear.
+ */
+export function checkGatewayUrl(name: string, url: string): void {
+  if (!URL.canParse(url)) throw new Error(`${name} is not a URL`);
+  const u = new URL(url);
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && LOOPBACK.test(u.hostname))) {
+    throw new Error(`${name} must be an https:// URL (plain http:// only on loopback): the gateway token must not cross a network in the clear`);
+  }
+  if (u.username || u.password || u.search || u.hash) throw new Error(`${name} must carry no credentials, query or fragment: tokens are secrets (EMQ_REST_TOKEN)`);
+}
+
 /** The secret holding a producer token of that region's gateway, e.g. EMQ_REST_TOKEN_EU_WEST. */
 export const tokenSecretOf = (region: string) => `EMQ_REST_TOKEN_${region.toUpperCase().replace(/-/g, '_')}`;
 
@@ -47,9 +63,8 @@ export function regionsFrom(vars: Vars): Regions {
   const urls = new Map<string, string>();
   for (const [region, url] of Object.entries(jsonObject(vars, 'EMQ_REGION_URLS'))) {
     if (!REGION_RULE.test(region)) throw new Error(`EMQ_REGION_URLS: ${JSON.stringify(region)} is not a region name`);
-    if (typeof url !== 'string' || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-      throw new Error(`EMQ_REGION_URLS["${region}"] must be an http(s) URL`);
-    }
+    if (typeof url !== 'string') throw new Error(`EMQ_REGION_URLS["${region}"] must be an https:// URL`);
+    checkGatewayUrl(`EMQ_REGION_URLS["${region}"]`, url);
     urls.set(region, url);
   }
 
@@ -78,6 +93,7 @@ export function regionsFrom(vars: Vars): Regions {
       const token = (region && vars[tokenSecretOf(region)]) || vars.EMQ_REST_TOKEN;
       if (region === undefined || region === local) {
         if (!vars.EMQ_REST_URL || !token) throw new Error('EMQ_REST_URL and EMQ_REST_TOKEN must both be set');
+        checkGatewayUrl('EMQ_REST_URL', vars.EMQ_REST_URL);
         return { url: vars.EMQ_REST_URL, token };
       }
       const url = urls.get(region);
