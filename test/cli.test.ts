@@ -1,35 +1,11 @@
 // The emq command, run as a real process (built by `npm test`'s pretest step).
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeId, mintId } from '../shared/index.js';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
-
-const bin = fileURLToPath(new URL('../bin/emq.js', import.meta.url));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function emq(args: string[], input: Uint8Array | string = '', env: Record<string, string | undefined> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      env: { ...process.env, VALKEY_URL: undefined, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+import { emq } from './support/cli.js';
 
 describe('emq', () => {
   const url = inject('servers')[0]!.url;

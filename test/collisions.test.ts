@@ -1,13 +1,12 @@
 // Two minters pinned to one node id, on a frozen clock, mint the same ids in the same order:
 // every id one of them sends, the other sends too. Enqueued concurrently into one queue,
 // every job must land, none may be answered `duplicate`, none may be lost.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProducer } from '../functions/producer/app.js';
 import { configFrom } from '../functions/producer/config.js';
-import type { Connection } from '../shared/connection.js';
 import { createMinter, decodeId, enqueueMany, enqueueNew } from '../shared/index.js';
-import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
-import { targets } from './support/targets.js';
+import { freshQueue } from './support/admin.js';
+import { connectedTo, targets } from './support/targets.js';
 
 const FROZEN = Date.parse('2026-06-01T12:00:00Z');
 let mints = 0;
@@ -19,24 +18,15 @@ const twins = () =>
   }) as [() => string, () => string];
 
 describe.each(targets())('collisions: $name', (target) => {
-  let conn: Connection;
-  let admin: Admin;
-  beforeAll(async () => {
-    conn = await target.connect();
-    admin = await connectAdmin(target.url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+  const t = connectedTo(target);
 
   /** Every payload is in the queue exactly once, under an id of node 7; some ids had to be minted again. */
   async function allLanded(q: string, payloads: string[], ids: string[]) {
     expect(mints).toBeGreaterThan(payloads.length); // collisions happened, and were cured
     mints = 0;
     expect(new Set(ids).size).toBe(ids.length);
-    expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(payloads.length);
-    const stored = await Promise.all(ids.map(async (id) => String(await admin.text('HGET', `emq:{${q}}:job:${id}`, 'payload'))));
+    expect(Number(await t.admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(payloads.length);
+    const stored = await Promise.all(ids.map(async (id) => String(await t.admin.text('HGET', `emq:{${q}}:job:${id}`, 'payload'))));
     expect(stored).toEqual(payloads);
     for (const id of ids) expect(decodeId(id).node).toBe(7);
   }
@@ -49,7 +39,7 @@ describe.each(targets())('collisions: $name', (target) => {
     const q = freshQueue('collide');
     const [a, b] = twins();
     const payloads = Array.from({ length: 300 }, (_, i) => `job-${i}`);
-    const ids = await Promise.all(payloads.map((p, i) => enqueueNew(conn, q, p, i % 2 ? a : b)));
+    const ids = await Promise.all(payloads.map((p, i) => enqueueNew(t.conn, q, p, i % 2 ? a : b)));
     await allLanded(q, payloads, ids);
   });
 
@@ -61,7 +51,7 @@ describe.each(targets())('collisions: $name', (target) => {
     for (let round = 0; round < 4; round++) {
       const batches = [a, b].map((mint, m) => {
         const jobs = Array.from({ length: 50 }, (_, i) => ({ payload: `r${round}-m${m}-${i}` }));
-        return enqueueMany(conn, q, jobs, mint).then((results) => ({ jobs, results }));
+        return enqueueMany(t.conn, q, jobs, mint).then((results) => ({ jobs, results }));
       });
       for (const { jobs, results } of await Promise.all(batches)) {
         expect(results.map((r) => r.verdict)).toEqual(jobs.map(() => 'enqueued'));
@@ -76,7 +66,7 @@ describe.each(targets())('collisions: $name', (target) => {
     const q = freshQueue('collide');
     const token = 'collision-test-token-0123456789';
     const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token, queues: ['*'] }]) });
-    const apps = twins().map((mint) => createProducer({ config: () => config, connection: () => conn, minter: Object.assign(mint, { node: 7 }) }));
+    const apps = twins().map((mint) => createProducer({ config: () => config, connection: () => t.conn, minter: Object.assign(mint, { node: 7 }) }));
     const post = (n: number, path: string, body: string) =>
       apps[n % 2]!.fetch(new Request(`http://producer/v1/queues/${q}/${path}`, { method: 'POST', body, headers: { Authorization: `Bearer ${token}` } }));
     const singles = Array.from({ length: 60 }, (_, i) => `single-${i}`);

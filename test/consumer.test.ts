@@ -1,31 +1,16 @@
 // What we write, served by (a model of) the library's consumer: jobs enqueued through HTTP
 // (single, Idempotency-Key, batch), a webhook and the CLI are claimed in mint order, pass
 // the library's id check, carry their exact bytes, and complete with their fencing token.
-import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startProducer, type RunningProducer } from '../functions/producer/node.js';
 import { decodeId } from '../shared/index.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+import { emq } from './support/cli.js';
 import { libraryAcceptsId, libraryConsumer, libraryJobKey } from './support/consumer.js';
 
-const bin = fileURLToPath(new URL('../bin/emq.js', import.meta.url));
 const TOKEN = 'consumer-test-token-0123456789';
 const HOOK_SECRET = 'consumer-test-hook-secret';
-
-function cli(args: string[], input: Uint8Array, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
 
 describe.each(inject('servers'))('the library consumer serves what we write: $name', ({ url: valkeyUrl }) => {
   const q = freshQueue('consumed');
@@ -80,7 +65,7 @@ describe.each(inject('servers'))('the library consumer serves what we write: $na
     sent.push({ via: 'webhook', id: hookId, payload: (await admin.call('HGET', `emq:{${q}}:job:${hookId}`, 'payload')) as Buffer });
 
     const cliPayload = Buffer.from([0xde, 0xad, 0xbe, 0xef]);
-    const run = await cli(['enqueue', q], cliPayload, { VALKEY_URL: valkeyUrl, EMQ_NODE_ID: '18' });
+    const run = await emq(['enqueue', q], cliPayload, { VALKEY_URL: valkeyUrl, EMQ_NODE_ID: '18' });
     expect(run.stderr).toBe('');
     sent.push({ via: 'CLI', id: (JSON.parse(run.stdout) as { id: string }).id, payload: cliPayload });
 

@@ -1,8 +1,9 @@
 // The connections the conformance suite runs over: every transport against every server.
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { Connection } from '../../shared/connection.js';
 import { connectGlide } from '../../shared/connections/glide.js';
 import { connectRest } from '../../shared/connections/rest.js';
+import { connectAdmin, type Admin } from './admin.js';
 import { startGatewayProcess } from './gateway.js';
 
 export interface Target {
@@ -34,4 +35,21 @@ export function targets(): Target[] {
     { name: `glide → ${server.name}`, url: server.url, connect: () => connectGlide(server.url) },
     { name: `rest → gateway → ${server.name}`, url: server.url, connect: () => viaGateway(server.url) },
   ]);
+}
+
+/**
+ * For one describe block: opens the target's connection and an admin client before its tests
+ * and closes both after them. Read `conn` and `admin` inside tests (they are set by then).
+ */
+export function connectedTo(target: Target): { readonly conn: Connection; readonly admin: Admin } {
+  const held = {} as { conn: Connection; admin: Admin };
+  beforeAll(async () => {
+    held.conn = await target.connect();
+    held.admin = await connectAdmin(target.url);
+  });
+  afterAll(async () => {
+    await held.conn?.close();
+    held.admin?.close();
+  });
+  return held;
 }
