@@ -138,10 +138,11 @@ export function createProducer({ config, connection, regionOf }: ProducerOptions
     let verdict;
     if (key === undefined) verdict = await enqueue(valkey, queue, id, payload);
     else {
-      // keys are the caller's own: scoped to the queue (the marker's slot) and the token
+      // keys are the caller's own: scoped to the queue (the dedup key's slot) and the token;
+      // without Emq-Job-Id, enqueueOnce mints the id (and mints again on a collision)
       const scope = `key:${await c.get('caller').scope()}`;
       try {
-        ({ id, verdict } = await enqueueOnce(valkey, queue, { scope, key, id, payload, compare: true, ttlSeconds: dedupeTtlSeconds }));
+        ({ id, verdict } = await enqueueOnce(valkey, queue, { scope, key, id: given, payload, compare: true, ttlSeconds: dedupeTtlSeconds }));
       } catch (err) {
         if (err instanceof ConflictError) throw new Problem(422, 'idempotency_conflict', `this Idempotency-Key was used with another payload (${err.message})`);
         throw err;
@@ -162,7 +163,6 @@ export function createProducer({ config, connection, regionOf }: ProducerOptions
     const { id, verdict } = await enqueueOnce(via(c, source.queue), source.queue, {
       scope: `webhook:${source.name}`,
       key: delivery.id,
-      id: mintId(),
       payload,
       compare: false,
       ttlSeconds: dedupeTtlSeconds,
