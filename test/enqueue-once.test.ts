@@ -19,21 +19,8 @@ import {
   replyText,
 } from '../shared/index.js';
 import { MINT_TRIES } from '../shared/enqueue-once.js';
-import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
 import { targets } from './support/targets.js';
-
-/** Every key of these queues with its type and exact value (DUMP), the key count and the server's change counter. */
-async function snapshot(admin: Admin, ...queues: string[]): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const q of queues) {
-    for (const [key, type] of Object.entries(await admin.footprint(q))) {
-      out[key] = `${type} ${((await admin.call('DUMP', key)) as Buffer).toString('hex')}`;
-    }
-  }
-  out['(dbsize)'] = String(await admin.call('DBSIZE'));
-  out['(changes)'] = /rdb_changes_since_last_save:(\d+)/.exec(String(await admin.text('INFO', 'persistence')))?.[1] ?? 'none';
-  return out;
-}
 
 /** A job id the EchoMQ library minted (LIBRARY.md §a.4: 2026-01-01T00:00:00Z, node 4, seq 0). */
 const LIBRARY_ID = 'JOB0JZGkP8sq48';
