@@ -87,7 +87,7 @@ export function createProducer({ config, connection, regionOf }: ProducerOptions
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     // a read of a job that never exists: proves the whole path (REST, gateway, Valkey, scripts)
-    await jobState(connection(), 'emq-readyz', `JOB${'0'.repeat(26)}`);
+    await jobState(connection(), 'emq-readyz', `JOB${'0'.repeat(11)}`);
     return c.json({ status: 'ready' });
   });
 
