@@ -330,12 +330,20 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     }
   });
 
-  it('works right after SCRIPT FLUSH', async () => {
+  it('works right after SCRIPT FLUSH, also for the longest queue name, a 10-digit ttl and bytes that are not UTF-8 (over REST, EVAL carries the script in its path: it must fit 8 KiB)', async () => {
     const q = freshQueue('once');
     await admin.call('SCRIPT', 'FLUSH');
     expect((await once(q)).verdict).toBe('enqueued');
     await admin.call('SCRIPT', 'FLUSH');
     expect((await once(q)).verdict).toBe('duplicate');
+    const longest = `${freshQueue('once')}${'x'.repeat(128)}`.slice(0, 128);
+    const payload = new Uint8Array([0xff, 0xfe, 0, 0xc3]);
+    await admin.call('SCRIPT', 'FLUSH');
+    const first = await once(longest, { payload, compare: true, ttlSeconds: 9_999_999_999 });
+    expect(first.verdict).toBe('enqueued');
+    expect([...(await admin.hgetall(`emq:{${longest}}:job:${first.id}`)).payload!]).toEqual([...payload]);
+    await admin.call('SCRIPT', 'FLUSH');
+    expect(await once(longest, { payload, compare: true, ttlSeconds: 9_999_999_999 })).toEqual({ id: first.id, verdict: 'duplicate' });
   });
 });
 
