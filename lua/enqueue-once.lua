@@ -1,107 +1,100 @@
 --[[
-  @enqueue-once: @enqueue behind a dedupe marker, atomically. A webhook delivery id or an
-  Idempotency-Key names the marker; its first use enqueues, and every later use within
-  the marker's lifetime answers the job it made. The row and pending entry written are
-  exactly @enqueue's. A refusal writes nothing.
+@enqueue-once: @enqueue behind the library's dedup key, atomically, one round trip. A
+dedup id's first use enqueues and parks the job's bare id at emq:{q}:de:<dedupId> (SET NX
+EX); later uses answer the parked id. Writes exactly @enqueue's row and pending entry.
 
-  KEYS[1]  emq:{<queue>}:job:<id>       the job's row (HASH)
-  KEYS[2]  emq:{<queue>}:pending        the queue's pending set (ZSET)
-  KEYS[3]  emq:{<queue>}:once:<hex64>   the marker (STRING "<id> <fingerprint>", with a TTL)
+KEYS[1] emq:{<q>}:job:<id> the row (HASH)
+KEYS[2] emq:{<q>}:pending the pending set (ZSET)
+KEYS[3] emq:{<q>}:de:<dedupId> the dedup key (STRING), dedupId 1-255 of A-Za-z0-9._-
+ARGV[1] <id> the new job's id: JOB + 11 base62 digits (a branded id)
+ARGV[2] <compare> 1: on a hit the parked row's payload must be ARGV[4]; 0: never
+ARGV[3] <ttl> the dedup key's seconds, 1 to 9999999999
+ARGV[4] <payload> stored verbatim; last, so REST sends it as the raw body
 
-  ARGV[1]  <id>           the job id to use if the marker is new; first three bytes JOB
-  ARGV[2]  <fingerprint>  what the marker must match on reuse; '-': never compared
-  ARGV[3]  <ttl>          the marker's lifetime in seconds, a positive integer
-  ARGV[4]  <payload>      the caller's bytes, stored verbatim (last, so a REST call can
-                          carry any bytes as its raw body)
+Replies
+- {1, id} enqueued: row, pending entry, dedup key holding id
+- {0, original} duplicate: the dedup key parks original (its row may be gone)
+- {2, id} no dedup key, but a row for id exists; nothing written. The host decides:
+  its own minted id collided (mint again), a caller's id is that job (duplicate)
+Errors (nothing written; echoes: printable ASCII, 200 bytes each at most)
+- EMQKIND job id must be JOB-namespaced
+- EMQLAYOUT: not one queue's keys, KEYS[1] not id's row, id not branded, a bad dedup
+  id, ARGV not exactly as above; or the dedup key parks no JOB id
+- EMQCONFLICT: compare is 1 and the parked row's payload differs
+- WRONGTYPE: KEYS[3] not a string, KEYS[2] not a zset, a row read not a hash
+Order: kind, layout, types of KEYS[3], KEYS[2]; then a hit: parked id gate, with compare
+its row's type and payload, reply 0; a miss: type of KEYS[1], a row: reply 2, else HSET,
+ZADD, SET NX EX, reply 1.
 
-  Replies
-    { 1, <id> }   enqueued: row, pending entry and marker written
-    { 0, <id> }   duplicate: the marker (or the row) exists; <id> is the job it names;
-                  nothing written, except a marker for an existing row that had none
-
-  Errors (nothing written)
-    EMQKIND job id must be JOB-namespaced
-    EMQLAYOUT ...    the keys are not one queue's row, pending set and marker, or an
-                     argument is missing or malformed
-    EMQCONFLICT ...  the marker was made with another fingerprint (same key, other payload)
-    WRONGTYPE ...    KEYS[2] is not a sorted set, or KEYS[3] is not a string
-
-  Order: kind gate, layout gate, marker, idempotency, type gate, HSET, ZADD, SET.
+One key is built here: compare reads the parked job's row, which the host cannot declare
+(the call finds its id out). The id passed the branded JOB gate: one row in KEYS' slot,
+read only. Keep this text short: after NOSCRIPT, REST sends it in a path (< 8 KiB).
 ]]
 
-local id = ARGV[1]
-local row = KEYS[1]
-local pending = KEYS[2]
-local marker = KEYS[3]
-local fingerprint = ARGV[2]
-local ttl = tonumber(ARGV[3])
-local payload = ARGV[4]
+local id, row, pending, dedup = ARGV[1], KEYS[1], KEYS[2], KEYS[3]
+local compare, ttl, payload = ARGV[2], ARGV[3], ARGV[4]
 
--- Keys and ids echoed in an error, every byte outside printable ASCII as \xHH: an error
--- reply must be UTF-8 text, or a client may fail to parse it (glide drops its connection,
--- and with it every request in flight on that connection).
+-- \xHH: glide drops its link on a reply that is not UTF-8
 local function shown(s)
-  return (string.gsub(s, '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end))
+  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
+  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t
 end
+-- BrandedId.valid?, the ceiling compared bytewise (not by locale)
+local function branded(s)
+  if #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
+  for i = 1, 11 do
+    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)
+    if a ~= b then return a < b end
+  end
+  return true
+end
+local function typeof(k) return redis.call('TYPE', k)['ok'] end
+local fail = redis.error_reply
+local function wrong(k, t, want) return fail('WRONGTYPE ' .. shown(k) .. ' holds a ' .. t .. ', not a ' .. want) end
 
--- Kind gate: the wire admits only JOB-namespaced ids.
 if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
-  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+  return fail('EMQKIND job id must be JOB-namespaced')
+end
+local q = #KEYS == 3 and string.match(pending, '^emq:{([^{}]+)}:pending$')
+if not q then return fail('EMQLAYOUT KEYS: the row, pending set and dedup key of one queue') end
+local base = 'emq:{' .. q .. '}:'
+local did = string.sub(dedup, #base + 4)
+if not branded(id) or row ~= base .. 'job:' .. id then
+  return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
+end
+if string.sub(dedup, 1, #base + 3) ~= base .. 'de:' or #did > 255 or not string.match(did, '^[A-Za-z0-9._%-]+$') then
+  return fail('EMQLAYOUT KEYS[3] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
+end
+if #ARGV ~= 4 or (compare ~= '0' and compare ~= '1') or #ttl > 10 or not string.match(ttl, '^[1-9][0-9]*$') then
+  return fail('EMQLAYOUT ARGV: id, compare 0|1, ttl 1-9999999999, payload')
 end
 
--- Layout gate: three keys of one queue; the row is this id's.
-if type(row) ~= 'string' or type(pending) ~= 'string' or type(marker) ~= 'string' then
-  return redis.error_reply('EMQLAYOUT expected 3 keys: emq:{q}:job:<id> emq:{q}:pending emq:{q}:once:<hex64>')
-end
-local queue = string.match(pending, '^emq:{([^{}]+)}:pending$')
-if queue == nil then
-  return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending')
-end
-if row ~= 'emq:{' .. queue .. '}:job:' .. id then
-  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. shown(queue) .. '}:job:<ARGV[1]>')
-end
-local prefix = 'emq:{' .. queue .. '}:once:'
-if string.sub(marker, 1, #prefix) ~= prefix or not string.match(string.sub(marker, #prefix + 1), '^[0-9a-f]+$')
-    or #marker ~= #prefix + 64 then
-  return redis.error_reply('EMQLAYOUT KEYS[3] must be emq:{' .. shown(queue) .. '}:once:<64 hex digits>')
-end
-if type(payload) ~= 'string' or type(fingerprint) ~= 'string' or fingerprint == '' or string.find(fingerprint, ' ', 1, true) then
-  return redis.error_reply('EMQLAYOUT ARGV[2] (fingerprint or -, no spaces) and ARGV[4] (payload) are required')
-end
-if ttl == nil or ttl < 1 or ttl ~= math.floor(ttl) then
-  return redis.error_reply('EMQLAYOUT ARGV[3] (ttl) must be a positive whole number of seconds')
-end
+local held, kind = typeof(dedup), typeof(pending)
+if held ~= 'none' and held ~= 'string' then return wrong(dedup, held, 'string') end
+if kind ~= 'none' and kind ~= 'zset' then return wrong(pending, kind, 'zset') end
 
--- The marker: a reuse answers the job it names.
-local mark = redis.call('TYPE', marker)['ok']
-if mark ~= 'none' then
-  if mark ~= 'string' then
-    return redis.error_reply('WRONGTYPE ' .. shown(marker) .. ' holds a ' .. mark .. ', not a string')
+if held == 'string' then
+  local was = redis.call('GET', dedup)
+  if string.sub(was, 1, 3) ~= 'JOB' or not branded(was) then
+    return fail('EMQLAYOUT ' .. shown(dedup) .. ' holds "' .. shown(was) .. '", not a branded JOB id')
   end
-  local value = redis.call('GET', marker)
-  local first = string.find(value, ' ', 1, true)
-  local original = first and string.sub(value, 1, first - 1) or value
-  local seen = first and string.sub(value, first + 1) or '-'
-  if fingerprint ~= '-' and seen ~= '-' and seen ~= fingerprint then
-    return redis.error_reply('EMQCONFLICT this key was used with another payload (job ' .. shown(original) .. ')')
+  if compare == '1' then
+    local parked = base .. 'job:' .. was
+    local t = typeof(parked)
+    if t == 'hash' then
+      local p = redis.call('HGET', parked, 'payload')
+      if p and p ~= payload then return fail('EMQCONFLICT job ' .. was .. ' has another payload') end
+    elseif t ~= 'none' then
+      return wrong(parked, t, 'hash')
+    end
   end
-  return { 0, original }
+  return {0, was}
 end
 
--- Idempotency: an existing row is a duplicate; remember it under the marker.
-if redis.call('EXISTS', row) == 1 then
-  redis.call('SET', marker, id .. ' ' .. fingerprint, 'EX', ttl)
-  return { 0, id }
-end
-
--- Type gate: the pending set must be absent or a sorted set before we write.
-local kind = redis.call('TYPE', pending)['ok']
-if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE ' .. shown(pending) .. ' holds a ' .. kind .. ', not a zset')
-end
-
--- @enqueue's writes, exactly; then the marker.
+local t = typeof(row)
+if t == 'hash' then return {2, id} end
+if t ~= 'none' then return wrong(row, t, 'hash') end
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', payload)
 redis.call('ZADD', pending, 0, id)
-redis.call('SET', marker, id .. ' ' .. fingerprint, 'EX', ttl)
-return { 1, id }
+redis.call('SET', dedup, id, 'NX', 'EX', ttl)
+return {1, id}

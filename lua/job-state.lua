@@ -1,37 +1,110 @@
 --[[
-  @job-state: a producer's read-back of one job (did it land, where is it now).
-  Reads only; never writes.
+  @job-state: a producer's read-back of one job: where is it now, and how many attempts.
+  The state is read as the EchoMQ library reads it (EchoMQ.Metrics.get_job_state, its
+  @state_lookup): by which of the queue's sets holds the id, in the order pending, active,
+  schedule, dead; failing those, a flow parent held out of every set, told by its row's
+  state field. Reads only; never writes.
 
   KEYS[1]  emq:{<queue>}:job:<id>   the job's row (HASH)
+  KEYS[2]  emq:{<queue>}:pending    the pending set (ZSET)
+  KEYS[3]  emq:{<queue>}:active     the active set (ZSET: claimed, scored by lease deadline)
+  KEYS[4]  emq:{<queue>}:schedule   the schedule set (ZSET: due time)
+  KEYS[5]  emq:{<queue>}:dead       the dead set (ZSET)
 
-  ARGV[1]  none: the script takes no arguments
+  ARGV[1]  <id>  the job id: a 14-byte branded id (any namespace, as the library's key
+                 builder checks); exactly one argument
 
   Replies
-    nil                    no row at KEYS[1]
-    { state, attempts }    the row's state and attempts fields, as stored
+    { state, attempts }  state: 'pending', 'active', 'scheduled' or 'dead' (the first set
+                         whose ZSCORE has the id), else 'awaiting_children' when the row's
+                         state field is exactly that; attempts: the row's field as stored,
+                         '0' when the row has none (or there is no row)
+    nil                  none of those: no row, or a row in no set with any other state
+                         (the library answers 'absent' and 'unknown' there; a producer
+                         answers 404 for both)
 
-  Errors
-    EMQLAYOUT ...  KEYS[1] is not emq:{q}:job:JOB...
-    WRONGTYPE ...  KEYS[1] exists and is not a hash
+  Errors (every key echoed is printable ASCII, at most 200 bytes of it, the rest counted)
+    EMQLAYOUT ...  the keys are not this id's row and the four sets of one queue, or the
+                   arguments are not exactly one branded id
+    WRONGTYPE ...  KEYS[1] exists and is not a hash, or a set exists and is not a zset
+
+  Order: layout gate, type gates (KEYS[1] to KEYS[5]), ZSCORE in KEYS[2] to KEYS[5], the
+  row's state field, the row's attempts field.
 ]]
 
 local row = KEYS[1]
+local id = ARGV[1]
 
--- Keys and ids echoed in an error, every byte outside printable ASCII as \xHH: an error
--- reply must be UTF-8 text, or a client may fail to parse it (glide drops its connection,
--- and with it every request in flight on that connection).
+-- Keys echoed in an error: at most 200 bytes of them, every byte outside printable ASCII
+-- as \xHH. An error reply must be short UTF-8 text, or a client may fail to parse it
+-- (glide drops its connection, and with it every request in flight on it).
 local function shown(s)
-  return (string.gsub(s, '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end))
+  local text = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
+  if #s > 200 then text = text .. '...(' .. #s .. ' bytes)' end
+  return text
 end
 
-if type(row) ~= 'string' or string.match(row, '^emq:{[^{}]+}:job:JOB') == nil then
-  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{<queue>}:job:<id>')
+-- A branded id of any namespace, as the library's BrandedId.valid?: 14 bytes, 3 capitals,
+-- 11 base62 digits no greater than base62(2^63 - 1), compared byte by byte (a Lua string
+-- comparison would follow the server's locale).
+local CEILING = 'AzL8n0Y58m7'
+local function branded(s)
+  if #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
+  for i = 1, 11 do
+    local a, b = string.byte(s, 3 + i), string.byte(CEILING, i)
+    if a ~= b then return a < b end
+  end
+  return true
 end
-local kind = redis.call('TYPE', row)['ok']
-if kind == 'none' then
+
+-- Layout gate: this id's row and the four sets, all of one queue.
+if #KEYS ~= 5 then
+  return redis.error_reply('EMQLAYOUT expected 5 keys: emq:{q}:job:<id> emq:{q}:pending emq:{q}:active emq:{q}:schedule emq:{q}:dead')
+end
+if #ARGV ~= 1 or not branded(id) then
+  return redis.error_reply('EMQLAYOUT expected 1 argument: a 14-byte branded id (3 capitals and 11 base62 digits)')
+end
+local queue = string.match(KEYS[2], '^emq:{([^{}]+)}:pending$')
+if queue == nil then
+  return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending')
+end
+local base = 'emq:{' .. queue .. '}:'
+if row ~= base .. 'job:' .. id then
+  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. shown(queue) .. '}:job:<ARGV[1]>')
+end
+local sets = { 'pending', 'active', 'schedule', 'dead' }
+for i = 2, 4 do
+  if KEYS[i + 1] ~= base .. sets[i] then
+    return redis.error_reply('EMQLAYOUT KEYS[' .. (i + 1) .. '] must be emq:{' .. shown(queue) .. '}:' .. sets[i])
+  end
+end
+
+-- Type gates: a row is a hash, a set a sorted set (or absent), before any is read.
+local held = redis.call('TYPE', row)['ok']
+if held ~= 'none' and held ~= 'hash' then
+  return redis.error_reply('WRONGTYPE ' .. shown(row) .. ' holds a ' .. held .. ', not a hash')
+end
+for i = 2, 5 do
+  local kind = redis.call('TYPE', KEYS[i])['ok']
+  if kind ~= 'none' and kind ~= 'zset' then
+    return redis.error_reply('WRONGTYPE ' .. shown(KEYS[i]) .. ' holds a ' .. kind .. ', not a zset')
+  end
+end
+
+-- Where is it now: the first set that holds the id, in the library's order and names.
+local names = { 'pending', 'active', 'scheduled', 'dead' }
+local state = nil
+for i = 1, 4 do
+  if redis.call('ZSCORE', KEYS[i + 1], id) then
+    state = names[i]
+    break
+  end
+end
+if state == nil and held == 'hash' and redis.call('HGET', row, 'state') == 'awaiting_children' then
+  state = 'awaiting_children'
+end
+if state == nil then
   return false
 end
-if kind ~= 'hash' then
-  return redis.error_reply('WRONGTYPE ' .. shown(row) .. ' holds a ' .. kind .. ', not a hash')
-end
-return redis.call('HMGET', row, 'state', 'attempts')
+local attempts = held == 'hash' and redis.call('HGET', row, 'attempts') or false
+return { state, attempts or '0' }

@@ -1,12 +1,12 @@
-// enqueueOnce: enqueue behind a dedupe marker (a webhook delivery id, an Idempotency-Key),
-// in one atomic script, one round trip. The first use of a key enqueues; every later use
-// within the marker's lifetime answers the job it made, as `duplicate`.
+// enqueueOnce: enqueue behind the library's dedup key (a webhook delivery id, an
+// Idempotency-Key), in one atomic script, one round trip. The first use of a key enqueues
+// and parks the job's id at emq:{q}:de:<dedupId>; every later use within the key's
+// lifetime answers that job, as `duplicate`.
 import type { Connection } from './connection.js';
 import { runScript } from './dispatch.js';
-import { ProtocolError, fromReply, replyText } from './errors.js';
-import { dedupIdOf, enqueueKeys, sha256Hex } from './keyspace.js';
-// (interim, until the de: family lands)
-const markerKey = async (q: string, scope: string, key: string) => `emq:{${q}}:once:${await dedupIdOf(scope, key)}`;
+import { ProtocolError, ServerError, fromReply, replyText } from './errors.js';
+import { mintId } from './ids.js';
+import { dedupIdOf, dedupKey, enqueueKeys, validateId } from './keyspace.js';
 import { enqueueOnceScript } from './scripts.js';
 import { checkPayload, type Payload, type Verdict } from './enqueue.js';
 
@@ -15,27 +15,84 @@ export interface OnceOptions {
   scope: string;
   /** The delivery id or Idempotency-Key. */
   key: string;
-  /** The id to use when the key is new. */
-  id: string;
   payload: Payload;
   /** Compare payloads on reuse (Idempotency-Key); a different one is a ConflictError. */
   compare: boolean;
-  /** How long the marker lives, in seconds. */
+  /** How long the dedup key lives, in seconds: a whole number from 1 to TTL_MAX_SECONDS. */
   ttlSeconds: number;
+  /** The caller's id for a new job; when it already names a job, that job is the answer. */
+  id?: string | undefined;
+  /** Where a new job's id comes from when `id` is not given; this process's minter by default. */
+  mint?: (() => string) | undefined;
 }
 
+/** The longest dedup-key lifetime @enqueue-once takes (10 digits of seconds). */
+export const TTL_MAX_SECONDS = 9_999_999_999;
+
+/** Ids minted for one call, in all, before enqueueOnce stops trying. */
+export const MINT_TRIES = 8;
+
+/**
+ * Enqueues `payload` unless (scope, key) was used within its lifetime, in which case it
+ * answers the job that use made (`duplicate`; with `compare`, another payload is a
+ * ConflictError and nothing is written). Without `id`, the job's id is minted; an id that
+ * turns out to name another minter's job is a collision, and a fresh one is sent (at most
+ * MINT_TRIES in all), so the caller never sees a job that is not its own.
+ */
 export async function enqueueOnce(connection: Connection, queue: string, options: OnceOptions): Promise<{ id: string; verdict: Verdict }> {
-  const { scope, key, id, payload, compare, ttlSeconds } = options;
-  const [row, pending] = enqueueKeys(queue)(id);
+  const { scope, key, payload, compare, ttlSeconds, id: given, mint = mintId } = options;
+  const keysOf = enqueueKeys(queue);
   checkPayload(payload);
-  const marker = await markerKey(queue, scope, key);
-  const fingerprint = compare ? await sha256Hex(payload) : '-';
-  const outcome = await runScript(connection, enqueueOnceScript, [row, pending, marker], [id, fingerprint, String(Math.max(1, Math.floor(ttlSeconds))), payload]);
-  if (!outcome.ok) throw fromReply(outcome.error); // EMQCONFLICT is a ConflictError
-  const value = outcome.value;
-  if (!Array.isArray(value) || value.length !== 2) throw new ProtocolError(`@enqueue-once replied ${String(value)}`);
-  const [flag, original] = value;
-  const text = replyText(original) ?? '';
-  if ((flag !== 1 && flag !== 0) || !text.startsWith('JOB')) throw new ProtocolError(`@enqueue-once replied ${JSON.stringify(value)}`);
-  return { id: text, verdict: flag === 1 ? 'enqueued' : 'duplicate' };
+  if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > TTL_MAX_SECONDS) {
+    throw new RangeError(`ttlSeconds must be a whole number from 1 to ${TTL_MAX_SECONDS}, got ${ttlSeconds}`);
+  }
+  if (given !== undefined) validateId(given);
+  const dedup = dedupKey(queue, await dedupIdOf(scope, key));
+  const flags = [compare ? '1' : '0', String(ttlSeconds)] as const;
+
+  const send = async (id: string) => {
+    const [row, pending] = keysOf(id);
+    const outcome = await runScript(connection, enqueueOnceScript, [row, pending, dedup], [id, ...flags, payload]);
+    if (!outcome.ok) throw fromReply(outcome.error); // EMQCONFLICT is a ConflictError
+    return replyOf(outcome.value, id);
+  };
+
+  if (given !== undefined) {
+    const { flag, id } = await send(given);
+    return { id, verdict: flag === 1 ? 'enqueued' : 'duplicate' };
+  }
+  for (let tries = 0; tries < MINT_TRIES; tries++) {
+    const minted = mint();
+    validateId(minted);
+    const { flag, id } = await send(minted);
+    if (flag !== 2) return { id, verdict: flag === 1 ? 'enqueued' : 'duplicate' };
+    // flag 2: the id we just minted names a job we never sent, so another minter made it
+  }
+  throw new ServerError(
+    `@enqueue-once: ${MINT_TRIES} freshly minted ids in a row each named an existing job; ids kept colliding, ` +
+      'so another minter shares this one\'s node id (check EMQ_NODE_ID); nothing was written',
+  );
+}
+
+/** The reply, checked: [1, sent id] enqueued, [0, a JOB id] duplicate, [2, sent id] taken. */
+function replyOf(value: unknown, sent: string): { flag: 0 | 1 | 2; id: string } {
+  const wrong = () => new ProtocolError(`@enqueue-once replied ${describe(value)}; expected [1|0|2, job id]`);
+  if (!Array.isArray(value) || value.length !== 2) throw wrong();
+  const flag = typeof value[0] === 'bigint' ? Number(value[0]) : value[0];
+  const id = replyText(value[1]);
+  if ((flag !== 0 && flag !== 1 && flag !== 2) || id === undefined) throw wrong();
+  try {
+    validateId(id);
+  } catch {
+    throw wrong();
+  }
+  if (flag !== 0 && id !== sent) throw wrong();
+  return { flag, id };
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value, (_, v: unknown) =>
+    typeof v === 'bigint' ? Number(v) : v instanceof Uint8Array ? new TextDecoder().decode(v) : v,
+  );
+  return text === undefined ? String(value) : text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }

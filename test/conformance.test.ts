@@ -12,7 +12,6 @@ import {
   enqueue,
   enqueueMany,
   enqueueScript,
-  jobState,
   mintId,
 } from '../shared/index.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
@@ -315,27 +314,6 @@ describe.each(targets())('$name', (target) => {
 
     it('an empty batch sends nothing', async () => {
       expect(await enqueueMany(conn, freshQueue(), [])).toEqual([]);
-    });
-  });
-
-  describe('jobState', () => {
-    it('reads state and attempts of a job, null for none, and writes nothing', async () => {
-      const q = freshQueue();
-      const id = mintId();
-      expect(await jobState(conn, q, id)).toBeNull();
-      expect(await admin.footprint(q)).toEqual({});
-      await enqueue(conn, q, id, 'x');
-      expect(await jobState(conn, q, id)).toEqual({ state: 'pending', attempts: 0 });
-      await admin.call('HSET', `emq:{${q}}:job:${id}`, 'state', 'active', 'attempts', '4');
-      await admin.call('SCRIPT', 'FLUSH');
-      expect(await jobState(conn, q, id)).toEqual({ state: 'active', attempts: 4 });
-    });
-
-    it('a row that is not a hash: WrongTypeError', async () => {
-      const q = freshQueue();
-      const id = mintId();
-      await admin.call('SET', `emq:{${q}}:job:${id}`, 'x');
-      await expect(jobState(conn, q, id)).rejects.toBeInstanceOf(WrongTypeError);
     });
   });
 

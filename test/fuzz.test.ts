@@ -285,6 +285,19 @@ function carriesNonUtf8(req: Req): boolean {
   return (args !== 'bad' && args.some((a) => !isUtf8(a))) || (req.body !== undefined && !isUtf8(req.body));
 }
 
+/**
+ * Node answers 431 itself, with no body and before the gateway sees the request, when the
+ * request's start line and headers pass its 16 KiB limit (a path-style EVAL carrying a whole
+ * script, percent-encoded, can): nothing ran. A 431 for a head well under that is a violation.
+ */
+const NODE_HEADER_LIMIT = 16 * 1024;
+function nodeRefusedHead(plan: Plan, ans: Ans): boolean {
+  if (plan.service !== 'gateway' || ans.status !== 431) return false;
+  const head = Buffer.byteLength(plan.req.path) + plan.req.headers.reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v) + 4, 0);
+  if (head < NODE_HEADER_LIMIT - 1024) violation(plan, ans, `a 431 for a request head of ${head} bytes`);
+  return true;
+}
+
 /** One case with Valkey up: the oracle, the keyspace before and after, the 2xx against Valkey. */
 async function runUp(plan: Plan, base: string, phase: Phase, checkWrites: boolean) {
   const before = last!;
@@ -299,6 +312,10 @@ async function runUp(plan: Plan, base: string, phase: Phase, checkWrites: boolea
   tally(plan.label, phase, ans?.status);
   gatewayAlive(plan, ans);
   if (!ans) return;
+  if (nodeRefusedHead(plan, ans)) {
+    if (checkWrites && !same(before, after)) violation(plan, ans, 'a 431 wrote');
+    return;
+  }
   if (phase === 'admin' && ans.status === 503 && /parse error|invalid utf-8/i.test(ans.text) && carriesNonUtf8(plan.req)) {
     // KNOWN, admin token only: Valkey echoes a command's bytes in some errors ("unknown command
     // '\xff'"); glide cannot parse an error reply that is not UTF-8 and reconnects. A producer
@@ -326,7 +343,7 @@ async function runDown(plan: Plan, base: string) {
   const ans = await send(base, plan.req);
   tally(plan.label, 'down', ans?.status);
   gatewayAlive(plan, ans);
-  if (!ans) return;
+  if (!ans || nodeRefusedHead(plan, ans)) return;
   if (ans.status >= 500 && ans.status !== 503) violation(plan, ans, `a ${ans.status} while Valkey is down`);
   checkShape(plan, ans);
   if (plan.valkey === true && ans.status !== 503) violation(plan, ans, 'expected 503: this needs Valkey, which is down');
@@ -587,8 +604,8 @@ function planJobsByModel(base: { label: string; req: Req; service: 'producer' },
   if (marker) {
     [status, expectId, stored, writes] = [200, marker.id, model.jobs.get(jk(q, marker.id))!, false];
   } else if (existing) {
-    // a key first used on an existing job: the marker is written, the row is not
-    [status, stored, writes] = [200, existing, k !== undefined];
+    // an existing job's id (with a key first used, too): that job, and nothing written (no de: key)
+    [status, stored, writes] = [200, existing, false];
   } else {
     [status, writes] = [201, true];
   }
@@ -607,7 +624,7 @@ function planJobsByModel(base: { label: string; req: Req; service: 'producer' },
       if (ans.headers.get('location') !== `/v1/queues/${q}/jobs/${String(j.id)}`) violation(base, ans, `a wrong Location: ${ans.headers.get('location')}`);
       await checkRow(base, ans, q, j.id as string, stored);
       if (status === 201) model.addJob(q, j.id as string, body);
-      if (k !== undefined && !marker) model.idem.set(mk, { id: j.id as string, fp });
+      if (k !== undefined && status === 201) model.idem.set(mk, { id: j.id as string, fp });
     },
   };
 }
@@ -1172,9 +1189,9 @@ interface ScriptCall {
   rowId: string | undefined;
   numkeys: 'right' | number | string;
   payload: string | undefined;
-  fp: string | undefined;
+  compare: string | undefined;
   ttl: string | undefined;
-  marker: 'right' | 'junk';
+  dedup: 'right' | 'junk';
 }
 const scriptCallArb: fc.Arbitrary<ScriptCall> = fc.record({
   sane: fc.boolean(),
@@ -1186,27 +1203,28 @@ const scriptCallArb: fc.Arbitrary<ScriptCall> = fc.record({
   rowId: fc.option(validId, { nil: undefined, freq: 6 }),
   numkeys: fc.oneof({ weight: 8, arbitrary: fc.constant('right' as const) }, { weight: 1, arbitrary: fc.integer({ min: -2, max: 9 }) }, { weight: 1, arbitrary: fc.constantFrom('x', '1e3', '', '2.0', ' 2') }),
   payload: fc.option(fc.string({ unit: 'grapheme', maxLength: 40 }), { nil: undefined, freq: 8 }),
-  fp: fc.option(fc.constantFrom('-', 'a'.repeat(64), 'with space', ''), { nil: undefined, freq: 8 }),
-  ttl: fc.option(fc.constantFrom('86400', '604800', '0', '-1', '1.5', 'x', '1e9'), { nil: undefined, freq: 8 }),
-  marker: fc.constantFrom('right' as const, 'right' as const, 'junk' as const),
+  compare: fc.option(fc.constantFrom('0', '1', '-', 'true', ''), { nil: undefined, freq: 8 }),
+  ttl: fc.option(fc.constantFrom('86400', '604800', '0', '-1', '1.5', 'x', '1e9', '99999999999'), { nil: undefined, freq: 8 }),
+  dedup: fc.constantFrom('right' as const, 'right' as const, 'junk' as const),
 });
 function scriptArgs(given: ScriptCall): { args: Array<string | number>; enqueue?: { q: string; id: string; payload: string } } {
   const s: ScriptCall = given.sane
-    ? { ...given, how: given.how === 'EVALSHA-upper-sha' || given.how === 'eval' ? given.how : 'evalsha', q2: 'same', rowId: undefined, numkeys: 'right', payload: given.payload ?? 'p', fp: '-', ttl: '86400', marker: 'right' }
+    ? { ...given, how: given.how === 'EVALSHA-upper-sha' || given.how === 'eval' ? given.how : 'evalsha', q2: 'same', rowId: undefined, numkeys: 'right', payload: given.payload ?? 'p', compare: '1', ttl: '86400', dedup: 'right' }
     : given;
   const q = s.q;
   const q2 = s.q2 === 'same' ? q : s.q2;
   const row = `emq:{${q}}:job:${s.rowId ?? s.id}`;
   const pending = `emq:{${q2}}:pending`;
-  const marker = s.marker === 'right' ? `emq:{${q}}:once:${sha256(`${s.id}`)}` : `emq:{${q}}:once:XYZ`;
+  const dedup = s.dedup === 'right' ? `emq:{${q}}:de:${sha256(`${s.id}`)}` : `emq:{${q}}:once:${sha256(`${s.id}`)}`;
+  const sets = ['active', 'schedule', 'dead'].map((set) => `emq:{${q}}:${set}`);
   const script = s.script === 'enqueue' ? enqueueScript : s.script === 'enqueue-once' ? enqueueOnceScript : jobStateScript;
-  const keys = s.script === 'enqueue' ? [row, pending] : s.script === 'enqueue-once' ? [row, pending, marker] : [row];
+  const keys = s.script === 'enqueue' ? [row, pending] : s.script === 'enqueue-once' ? [row, pending, dedup] : [row, pending, ...sets];
   const argv =
     s.script === 'enqueue'
       ? [s.id, ...(s.payload === undefined ? [] : [s.payload])]
       : s.script === 'enqueue-once'
-        ? [s.id, ...(s.fp === undefined ? [] : [s.fp]), ...(s.ttl === undefined ? [] : [s.ttl]), ...(s.payload === undefined ? [] : [s.payload])]
-        : [];
+        ? [s.id, ...(s.compare === undefined ? [] : [s.compare]), ...(s.ttl === undefined ? [] : [s.ttl]), ...(s.payload === undefined ? [] : [s.payload])]
+        : [s.id];
   const head =
     s.how === 'evalsha'
       ? ['EVALSHA', script.sha1]
@@ -1534,7 +1552,7 @@ const GATEWAY_EXAMPLES: GwCase[] = [
   // the gateway's shared connection, a 503 for every request in flight (lua/*.lua: shown())
   {
     t: 'gwpath', method: 'POST', auth: { t: 'producer' }, escape: 'latin1', junk: undefined, bodyArg: true, extraBody: undefined, encoding: undefined,
-    cmd: scriptArgs({ sane: false, script: 'enqueue', how: 'eval', q: 'gq-\xff', q2: 'same', id: POOL_IDS[0]!, rowId: POOL_IDS[1]!, numkeys: 'right', payload: 'p', fp: undefined, ttl: undefined, marker: 'right' }),
+    cmd: scriptArgs({ sane: false, script: 'enqueue', how: 'eval', q: 'gq-\xff', q2: 'same', id: POOL_IDS[0]!, rowId: POOL_IDS[1]!, numkeys: 'right', payload: 'p', compare: undefined, ttl: undefined, dedup: 'right' }),
   },
 ];
 

@@ -1,7 +1,7 @@
 // Webhook ingestion: deliveries signed by each provider's own library (plus hmac), through
 // the producer app (in-process, over glide to the real Valkey). Refusals write nothing; a
 // redelivery is the same job; the envelope gives the exact body back.
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createProducer } from '../functions/producer/app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
+import { dedupIdOf, mintId } from '../shared/index.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 
 const TOKEN = 'webhook-test-token-0123456789';
@@ -22,6 +23,28 @@ const SOURCES = {
   hm: { kind: 'hmac', secrets: ['hmac-secret-0123456789'], queue: q, signatureHeader: 'X-Signature', encoding: 'base64', signaturePrefix: 'v=', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
 };
 
+/**
+ * Every key a queue holds is in the EchoMQ library's families and shaped as the library
+ * reads it: rows (hashes at job:<branded JOB id>), the pending set, and dedup keys (strings
+ * at de:<64 hex> holding exactly a bare JOB id, with a TTL). No once: marker, nothing else.
+ */
+async function expectLibraryFamilies(admin: Admin, queue: string): Promise<number> {
+  const keys = await admin.footprint(queue);
+  const prefix = `emq:{${queue}}:`;
+  for (const [key, type] of Object.entries(keys)) {
+    expect(key.startsWith(prefix), key).toBe(true);
+    const rest = key.slice(prefix.length);
+    if (rest === 'pending') expect(type).toBe('zset');
+    else if (/^job:JOB[0-9A-Za-z]{11}$/.test(rest)) expect(type, key).toBe('hash');
+    else if (/^de:[0-9a-f]{64}$/.test(rest)) {
+      expect(type, key).toBe('string');
+      expect(String(await admin.text('GET', key)), key).toMatch(/^JOB[0-9A-Za-z]{11}$/);
+      expect(Number(await admin.call('TTL', key)), key).toBeGreaterThan(0);
+    } else expect.fail(`${key} is not in the library's families (job:<id>, pending, de:<dedupId>)`);
+  }
+  return Object.keys(keys).length;
+}
+
 describe('POST /v1/webhooks/:source', () => {
   const valkeyUrl = inject('servers')[0]!.url;
   let glide: GlideConnection;
@@ -34,11 +57,13 @@ describe('POST /v1/webhooks/:source', () => {
     admin = await connectAdmin(valkeyUrl);
     const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(SOURCES) });
     app = createProducer({ config: () => config, connection: () => glide });
+    keysAtStart = Number(await admin.call('DBSIZE'));
   });
   afterAll(async () => {
     await glide?.close();
     admin?.close();
   });
+  let keysAtStart = 0;
 
   const post = async (source: string, body: string | Uint8Array, headers: Record<string, string>) => {
     const res = await app.fetch(new Request(`http://producer/v1/webhooks/${source}`, { method: 'POST', body, headers }));
@@ -71,6 +96,9 @@ describe('POST /v1/webhooks/:source', () => {
     expect(again.body).toEqual({ id: first.body.id, queue: q, verdict: 'duplicate' });
     expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(pendingBefore);
     expect(Object.keys(await footprint()).length).toBe(keysBefore);
+    // the delivery id parks the job in the library's dedup family, holding its bare id
+    const parked = `emq:{${q}}:de:${await dedupIdOf('webhook:gh', delivery)}`;
+    expect(String(await admin.text('GET', parked))).toBe(first.body.id);
   });
 
   it('stripe (generateTestHeaderString): 201 keyed by the event id; a retry with a new timestamp is a duplicate', async () => {
@@ -136,6 +164,12 @@ describe('POST /v1/webhooks/:source', () => {
       expect(res.body.code).toBe(code);
       expect(await footprint()).toEqual(before);
     });
+  });
+
+  it('every key the webhook route wrote is in the library\'s families (rows, pending, de:), and none outside the queue', async () => {
+    const inQueue = await expectLibraryFamilies(admin, q);
+    expect(inQueue).toBeGreaterThan(0);
+    expect(Number(await admin.call('DBSIZE')) - keysAtStart).toBe(inQueue);
   });
 });
 
@@ -215,8 +249,9 @@ describe('Idempotency-Key on POST /v1/queues/:queue/jobs', () => {
     await glide?.close();
     admin?.close();
   });
-  const post = async (queue: string, body: string, key: string, token = TOKEN) => {
-    const res = await app.fetch(new Request(`http://producer/v1/queues/${queue}/jobs`, { method: 'POST', body, headers: { Authorization: `Bearer ${token}`, 'Idempotency-Key': key } }));
+  const post = async (queue: string, body: string, key: string, token = TOKEN, jobId?: string) => {
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}`, 'Idempotency-Key': key, ...(jobId ? { 'Emq-Job-Id': jobId } : {}) };
+    const res = await app.fetch(new Request(`http://producer/v1/queues/${queue}/jobs`, { method: 'POST', body, headers }));
     return { status: res.status, body: (await res.json()) as Record<string, unknown>, location: res.headers.get('Location') };
   };
 
@@ -241,6 +276,33 @@ describe('Idempotency-Key on POST /v1/queues/:queue/jobs', () => {
     expect(theirs.body.id).not.toBe(mine.body.id);
     const elsewhere = await post(freshQueue('idem'), 'p', 'shared-key');
     expect(elsewhere.status).toBe(201);
+  });
+
+  it('Emq-Job-Id with an Idempotency-Key: the caller\'s id is the job\'s; an id that names another job answers it as duplicate', async () => {
+    const queue = freshQueue('idem');
+    const mine = mintId();
+    const first = await post(queue, 'p', 'key-a', TOKEN, mine);
+    expect(first).toMatchObject({ status: 201, body: { id: mine, queue, verdict: 'enqueued' }, location: `/v1/queues/${queue}/jobs/${mine}` });
+    expect(await post(queue, 'p', 'key-a', TOKEN, mintId())).toMatchObject({ status: 200, body: { id: mine, verdict: 'duplicate' } });
+    // another key, the same existing id: that job, as duplicate, and no dedup key for key-b
+    const keys = Object.keys(await admin.footprint(queue)).length;
+    expect(await post(queue, 'q', 'key-b', TOKEN, mine)).toMatchObject({ status: 200, body: { id: mine, verdict: 'duplicate' } });
+    expect(Object.keys(await admin.footprint(queue)).length).toBe(keys);
+  });
+
+  it('every key the Idempotency-Key route writes is in the library\'s families, and none outside the queue', async () => {
+    const queue = freshQueue('idem');
+    const dbBefore = Number(await admin.call('DBSIZE'));
+    const first = await post(queue, 'order #1', 'key-1');
+    await post(queue, 'order #1', 'key-1');
+    await post(queue, 'order #2', 'key-1');
+    await post(queue, 'x', 'key-2', OTHER);
+    await post(queue, 'y', 'key-3', TOKEN, mintId());
+    const inQueue = await expectLibraryFamilies(admin, queue);
+    expect(inQueue).toBe(1 + 3 + 3); // pending, three rows, three dedup keys
+    expect(Number(await admin.call('DBSIZE')) - dbBefore).toBe(inQueue);
+    const scope = createHash('sha256').update(TOKEN).digest('hex');
+    expect(String(await admin.text('GET', `emq:{${queue}}:de:${await dedupIdOf(`key:${scope}`, 'key-1')}`))).toBe(first.body.id);
   });
 
   it('a malformed key: 400, nothing written', async () => {

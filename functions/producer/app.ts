@@ -156,11 +156,11 @@ export function createProducer({ config, connection, regionOf, minter: given }: 
       if (given !== undefined) verdict = await enqueue(valkey, queue, (id = given), payload);
       else [id, verdict] = [await enqueueNew(valkey, queue, payload, mint), 'enqueued'];
     } else {
-      id = given ?? mint(); // (the dedup branch replaces this)
-      // keys are the caller's own: scoped to the queue (the marker's slot) and the token
+      // keys are the caller's own: scoped to the queue (the dedup key's slot) and the token;
+      // without Emq-Job-Id, enqueueOnce mints the id (and mints again on a collision)
       const scope = `key:${await c.get('caller').scope()}`;
       try {
-        ({ id, verdict } = await enqueueOnce(valkey, queue, { scope, key, id, payload, compare: true, ttlSeconds: dedupeTtlSeconds }));
+        ({ id, verdict } = await enqueueOnce(valkey, queue, { scope, key, id: given, mint, payload, compare: true, ttlSeconds: dedupeTtlSeconds }));
       } catch (err) {
         if (err instanceof ConflictError) throw new Problem(422, 'idempotency_conflict', `this Idempotency-Key was used with another payload (${err.message})`);
         throw err;
@@ -182,7 +182,7 @@ export function createProducer({ config, connection, regionOf, minter: given }: 
     const { id, verdict } = await enqueueOnce(via(c, source.queue), source.queue, {
       scope: `webhook:${source.name}`,
       key: delivery.id,
-      id: mint(),
+      mint,
       payload,
       compare: false,
       ttlSeconds: dedupeTtlSeconds,

@@ -57,3 +57,20 @@ export async function connectAdmin(url: string) {
 export function freshQueue(label = 'q'): string {
   return `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/**
+ * What "nothing written" compares: every key of these queues with its type and exact value
+ * (DUMP), the server's key count and its change counter (every write bumps it; the test
+ * servers never save, so it never resets).
+ */
+export async function snapshot(admin: Admin, ...queues: string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const q of queues) {
+    for (const [key, type] of Object.entries(await admin.footprint(q))) {
+      out[key] = `${type} ${((await admin.call('DUMP', key)) as Buffer).toString('hex')}`;
+    }
+  }
+  out['(dbsize)'] = String(await admin.call('DBSIZE'));
+  out['(changes)'] = /rdb_changes_since_last_save:(\d+)/.exec(String(await admin.text('INFO', 'persistence')))?.[1] ?? 'none';
+  return out;
+}

@@ -4,6 +4,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { producerFor } from '../../functions/producer/worker.js';
 import { mintId } from '../../shared/ids.js';
+import { dedupIdOf } from '../../shared/keyspace.js';
 
 const gw = inject('gateway');
 const TOKEN = 'caller-token-0123456789abcdef';
@@ -249,8 +250,28 @@ describe('producer Worker in workerd', () => {
     const again = await deliver(sig);
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ id, queue: q, verdict: 'duplicate' });
+    // only the library's families: the row, the pending set, the dedup key holding the bare id
+    const de = `emq:{${q}}:de:${await dedupIdOf('webhook:hk', 'delivery-7')}`;
+    expect(await footprint(q)).toEqual([de, `emq:{${q}}:job:${id}`, `emq:{${q}}:pending`].sort());
+    expect(text(await admin('GET', de))).toBe(id);
     const envelope = JSON.parse(text(await admin('HGET', `emq:{${q}}:job:${id}`, 'payload'))) as { body: string };
     expect([...Uint8Array.from(atob(envelope.body), (c) => c.charCodeAt(0))]).toEqual([...body]);
+  });
+
+  it('Idempotency-Key in workerd: 201 then 200 duplicate; only the row, the pending set and the library\'s de: key are written', async () => {
+    const q = fresh('idem');
+    const post = (body: string) => send(`/v1/queues/${q}/jobs`, { method: 'POST', body, headers: { 'Idempotency-Key': 'order-77' } });
+    const first = await post('one');
+    expect(first.status).toBe(201);
+    const { id } = (await first.json()) as { id: string };
+    const again = await post('one');
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ id, queue: q, verdict: 'duplicate' });
+    await expectProblem(await post('two'), 422, 'idempotency_conflict');
+    const keys = await footprint(q);
+    expect(keys).toHaveLength(3);
+    expect(keys.filter((k) => !/^emq:\{[^}]+\}:(job:JOB[0-9A-Za-z]{11}|pending|de:[0-9a-f]{64})$/.test(k))).toEqual([]);
+    expect(text(await admin('GET', keys.find((k) => k.includes(':de:'))!))).toBe(id);
   });
 
   it('/healthz and /readyz answer 200', async () => {
