@@ -850,6 +850,8 @@ function planGet(c: GetCase): Plan {
   const g = gates(auth, c.queue.seg);
   if ('status' in g) return { ...base, status: g.status, code: c.head ? undefined : g.code, valkey: false };
   if (!ID_RULE.test(param(idSeg))) return { ...base, status: 400, code: c.head ? undefined : 'invalid_id', valkey: false };
+  // the wrong-type queue's pending key is a string: the state read refuses it (WRONGTYPE → 409)
+  if (g.q === WT) return { ...base, status: 409, code: c.head ? undefined : 'conflict', valkey: true };
   const known = model.jobs.has(jk(g.q, id));
   if (!known) return { ...base, status: 404, code: c.head ? undefined : 'not_found', valkey: true };
   return {
@@ -1387,8 +1389,17 @@ const gwCaseArb = (cmd: fc.Arbitrary<Cmd>, auth: fc.Arbitrary<GwAuthV>): fc.Arbi
 function jsonArgsOk(value: unknown): value is Array<string | number> {
   return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
 }
+// command and subcommand names: ASCII only, upper-cased as ASCII (never Unicode case mapping)
+const NAME_RULE = /^[A-Za-z][A-Za-z0-9_.|-]{0,63}$/;
+const CONTAINERS = new Set(['ACL', 'CLIENT', 'CLUSTER', 'COMMAND', 'CONFIG', 'DEBUG', 'FUNCTION', 'LATENCY', 'MEMORY', 'MODULE', 'OBJECT', 'PUBSUB', 'SCRIPT', 'SLOWLOG', 'XGROUP', 'XINFO']);
+const asName = (arg: Buffer | undefined) => {
+  const text = arg === undefined ? '' : arg.toString('latin1');
+  return NAME_RULE.test(text) ? text.replace(/[a-z]/g, (ch) => ch.toUpperCase()) : '';
+};
 function policy(scope: 'admin' | 'producer', args: Buffer[]): number | undefined {
-  const name = new TextDecoder().decode(args[0]).toUpperCase();
+  const name = asName(args[0]);
+  if (name === '') return 400;
+  if (CONTAINERS.has(name) && args.length > 1 && asName(args[1]) === '') return 400;
   if (BREAKERS.has(name)) return 400;
   if (scope === 'admin' || name === 'PING') return undefined;
   const second = args[1] === undefined ? '' : new TextDecoder().decode(args[1]);
