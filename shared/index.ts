@@ -23,7 +23,7 @@ export {
 } from './ids.js';
 export type { DecodedId, Minter, MinterOptions } from './ids.js';
 export { QUEUE_MAX_LENGTH, dedupIdOf, dedupKey, enqueueKeys, jobKey, pendingKey, sha256Hex, validateId, validateQueue } from './keyspace.js';
-export { enqueueOnce } from './enqueue-once.js';
+export { TTL_MAX_SECONDS, enqueueOnce } from './enqueue-once.js';
 export type { OnceOptions } from './enqueue-once.js';
 export { jobState } from './job-state.js';
 export type { JobState } from './job-state.js';

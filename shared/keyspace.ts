@@ -96,7 +96,7 @@ export async function dedupIdOf(scope: string, key: string): Promise<string> {
   return hex(digest);
 }
 
-/** The SHA-256 of bytes, in hex: payload fingerprints for markers. */
+/** The SHA-256 of bytes, in hex (a token digest scopes its Idempotency-Keys). */
 export async function sha256Hex(bytes: Uint8Array | string): Promise<string> {
   const data = typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytes;
   return hex(await crypto.subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>));

@@ -227,6 +227,13 @@ describe('finding 12 (security review): webhook sources are validated at start',
     }
   });
 
+  it('EMQ_DEDUPE_TTL_SECONDS past what a dedup key can hold (or not a whole number) stops the start, naming the variable only', () => {
+    for (const value of ['99999999999', '1.5', '-3', 'week']) {
+      const make = () => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_DEDUPE_TTL_SECONDS: value });
+      expect(make).toThrow(/^EMQ_DEDUPE_TTL_SECONDS is not a whole number from 1 to 9999999999$/);
+    }
+  });
+
   it('a tolerance below a shorter dedupe TTL is checked against that TTL', () => {
     const sources = JSON.stringify({ s: { kind: 'stripe', secrets: ['long-enough-secret-0123'], queue: 'q', toleranceSeconds: 300 } });
     expect(() => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: sources, EMQ_DEDUPE_TTL_SECONDS: '200' })).toThrow(/below EMQ_DEDUPE_TTL_SECONDS/);

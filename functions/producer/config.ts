@@ -11,7 +11,7 @@
 //   EMQ_NODE_IDS             the pool a minter with no pinned node id draws from at start, default 0-1023
 //   EMQ_REGION, EMQ_HOME_REGIONS, EMQ_REGION_URLS, EMQ_REST_TOKEN_<REGION>: which region's gateway
 //                            takes a queue's jobs (regions.ts, read by the Worker in worker.ts)
-import { NODE_MAX, parseNodePool } from '../../shared/index.js';
+import { NODE_MAX, TTL_MAX_SECONDS, parseNodePool } from '../../shared/index.js';
 import { parseTokens, type Tokens } from './tokens.js';
 import { parseSources, type Source } from './webhooks/sources.js';
 
@@ -29,11 +29,12 @@ export interface Config {
   nodePool: [number, number];
 }
 
-function positive(vars: Vars, name: string, fallback: number): number {
+function positive(vars: Vars, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const text = vars[name];
   if (text === undefined || text === '') return fallback;
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name}=${JSON.stringify(text)} is not a positive whole number`);
+  // the message names the variable, never its value
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n <= 0 || n > max) throw new Error(`${name} is not a whole number from 1 to ${max}`);
   return n;
 }
 
@@ -55,7 +56,7 @@ function nodePool(vars: Vars): [number, number] {
 }
 
 export function configFrom(vars: Vars): Config {
-  const dedupeTtlSeconds = positive(vars, 'EMQ_DEDUPE_TTL_SECONDS', 7 * 24 * 3600);
+  const dedupeTtlSeconds = positive(vars, 'EMQ_DEDUPE_TTL_SECONDS', 7 * 24 * 3600, TTL_MAX_SECONDS);
   return {
     tokens: parseTokens(vars.EMQ_TOKENS),
     maxPayloadBytes: positive(vars, 'EMQ_MAX_PAYLOAD_BYTES', 1024 * 1024),
