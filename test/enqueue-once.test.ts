@@ -254,7 +254,8 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
       [[row, pending, de], [id, '-', '60', 'p'], /^EMQLAYOUT/],
       [[row, pending, de], [id, 'true', '60', 'p'], /^EMQLAYOUT/],
       [[row, pending, de], [id, '', '60', 'p'], /^EMQLAYOUT/],
-      ...['0', '-1', '1.5', '01', '1e3', ' 60', '', 'x', '99999999999'].map((ttl): [string[], string[], RegExp] => [[row, pending, de], [id, '0', ttl, 'p'], /^EMQLAYOUT/]),
+      // finding 5 (security review): inf, 1e300 and 9.3e15 passed the old checks, and SET … EX then failed after the writes
+      ...['0', '-1', '1.5', '01', '1e3', ' 60', '', 'x', '99999999999', 'inf', '1e300', '9.3e15', '9300000000000000'].map((ttl): [string[], string[], RegExp] => [[row, pending, de], [id, '0', ttl, 'p'], /^EMQLAYOUT/]),
     ];
     const before = await snapshot(admin, q, other);
     for (const [keys, args, why] of cases) {
