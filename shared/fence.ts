@@ -19,7 +19,10 @@
 // round trip, and a round trip before every write is what must not be paid. The timer bounds
 // the window instead: a reconnect that lands on a changed value is noticed within
 // CHECK_EVERY_MS plus one round trip. If the checks stop succeeding (event loop stalled,
-// Valkey slow or away), writes wait for a fresh check after STALE_MS: fail closed.
+// Valkey slow or away), writes wait for a fresh check after STALE_MS: fail closed. In a
+// cluster that couples every queue to the primary holding {emq}:version: while it is
+// unreachable (a failover), writes to queues on healthy primaries wait and fail too, rather
+// than go out unchecked.
 //
 // Cost on the hot path: admit() is one Date.now() and two comparisons per call, no promise
 // (~50 ns measured here, against ~12 µs of Node CPU per glide enqueue at 64 in flight: under
