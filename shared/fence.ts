@@ -111,6 +111,8 @@ export class Fence {
   private state: 'unknown' | 'ok' | 'mismatch' = 'unknown';
   /** When the last read that found the key absent or equal was sent. */
   private okAt = -Infinity;
+  /** When the last read that found another value was sent. */
+  private mismatchAt = -Infinity;
   private mismatch: WireMismatchError | undefined;
   private pending: Promise<void> | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -131,7 +133,8 @@ export class Fence {
    */
   admit(): Promise<void> | undefined {
     if (this.state === 'ok' && this.now() - this.okAt < this.staleMs) return undefined;
-    if (this.state === 'mismatch') return Promise.reject(this.mismatch!);
+    // refused at once while the mismatch is fresh; after that (no periodic read), read again
+    if (this.state === 'mismatch' && this.now() - this.mismatchAt < this.staleMs) return Promise.reject(this.mismatch!);
     return this.check();
   }
 
@@ -147,6 +150,7 @@ export class Fence {
           this.mismatch = undefined;
         } else {
           this.state = 'mismatch';
+          this.mismatchAt = sentAt;
           this.mismatch = new WireMismatchError(this.expected, found);
         }
       } catch (err) {

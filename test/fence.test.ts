@@ -133,6 +133,20 @@ describe('Fence', () => {
     expect(f.fence.admit()).toBeUndefined();
   });
 
+  it('a mismatch older than staleMs (no periodic read) is read again by the next write', async () => {
+    let value: Outcome = other;
+    const f = scripted(() => value);
+    await f.fence.check().catch(() => {});
+    f.advance(1_000);
+    await expect(f.fence.admit()).rejects.toThrow(WireMismatchError);
+    expect(f.reads()).toBe(1);
+    f.advance(500);
+    value = equal;
+    await f.fence.admit();
+    expect(f.reads()).toBe(2);
+    expect(f.fence.admit()).toBeUndefined();
+  });
+
   it('an error reply (the key is not a string) is a mismatch too', async () => {
     const f = scripted(() => ({ ok: false, error: 'WRONGTYPE Operation against a key holding the wrong kind' }));
     await expect(f.fence.check()).rejects.toMatchObject({ found: '(an error reply: "WRONGTYPE Operation against a key holding the wrong kind")' });
