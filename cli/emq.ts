@@ -4,10 +4,12 @@ import { parseArgs } from 'node:util';
 import { connectGlide } from '../shared/connections/glide.js';
 import { startGateway } from '../functions/gateway/server.js';
 import { startProducer } from '../functions/producer/node.js';
+import { wireVersionFrom } from '../shared/fence.js';
 import {
   ConnectionError,
   NODE_MAX,
   RefusalError,
+  WireMismatchError,
   createMinter,
   decodeId,
   drawNode,
@@ -27,6 +29,7 @@ const USAGE = `usage:
   emq producer                                  run the producer app on Node (see functions/producer/node.ts)
   emq enqueue <queue> [--id <id>] [--url <url>] enqueue stdin's bytes as one job
       --url defaults to $VALKEY_URL (redis://, rediss://, valkey://, valkeys://)
+      refused (exit 1) while Valkey's {emq}:version is not $EMQ_WIRE_VERSION (default echomq:3.0.0)
       prints {"queue","id","verdict"} as one JSON line
 ids carry the node id EMQ_NODE_ID (0-1023) pins, else one drawn from EMQ_NODE_IDS (default 0-1023)
 exit codes: 0 done, 1 failed (safe to retry with the same --id), 2 refused`;
@@ -55,8 +58,14 @@ async function enqueueCommand(argv: string[]): Promise<void> {
   if (values.id !== undefined) validateId(values.id);
   const url = values.url ?? process.env.VALKEY_URL;
   if (!url) throw new UsageError('no server: pass --url or set VALKEY_URL');
+  let wireVersion: string;
+  try {
+    wireVersion = wireVersionFrom(process.env);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   const payload = await readStdin();
-  const connection = await connectGlide({ url });
+  const connection = await connectGlide({ url, wireVersion });
   try {
     // a minted id answered duplicate collided with another minter: enqueueNew mints again
     const [id, verdict] =
@@ -160,7 +169,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`emq: ${err.message}\n`);
       return 2;
     }
-    const kind = err instanceof ConnectionError ? 'connection failed' : 'failed';
+    const kind = err instanceof ConnectionError ? 'connection failed' : err instanceof WireMismatchError ? 'wire version mismatch' : 'failed';
     process.stderr.write(`emq: ${kind}: ${(err as Error).message}\n`);
     return 1;
   }

@@ -12,7 +12,8 @@ export type ErrorCode =
   | 'server'
   | 'connection'
   | 'auth'
-  | 'protocol';
+  | 'protocol'
+  | 'wire_mismatch';
 
 export class EmqError extends Error {
   readonly code: ErrorCode;
@@ -90,6 +91,22 @@ export class ConnectionError extends EmqError {
 export class AuthError extends EmqError {
   constructor(message: string) {
     super('auth', message);
+  }
+}
+
+/**
+ * Valkey's `{emq}:version` holds another wire version than this process speaks, so EchoMQ's
+ * workers would not take what it writes: nothing was written. Not retried by the connections;
+ * it clears once an operator makes the two match (the key set to `expected`, or deleted).
+ * `found` is shown escaped, as printable ASCII, and truncated.
+ */
+export class WireMismatchError extends EmqError {
+  constructor(
+    readonly expected: string,
+    readonly found: string,
+    message = `{emq}:version is ${found} but this producer speaks ${expected}: nothing is written until they match`,
+  ) {
+    super('wire_mismatch', message);
   }
 }
 

@@ -6,6 +6,7 @@
 //   GET /healthz, GET /readyz
 import { Hono, type Context } from 'hono';
 import type { Arg, Outcome } from '../../shared/connection.js';
+import { WireMismatchError } from '../../shared/errors.js';
 import type { Script } from '../../shared/scripts.js';
 import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
 import { Unavailable, type Backend } from './backend.js';
@@ -51,8 +52,16 @@ export function createGateway({
     return json(c, { error: `Valkey is unavailable: ${why}` }, 503);
   };
 
+  // `{emq}:version` holds another wire version: the producer scope waits, the admin scope
+  // may still look (and fix it)
+  const mismatched = (c: Context, err: WireMismatchError) => {
+    c.header('Retry-After', String(retryAfterSeconds));
+    return json(c, { error: err.message, code: 'wire_mismatch', expected: err.expected, found: err.found }, 503);
+  };
+
   app.onError((err, c) => {
     if (err instanceof Unavailable) return unavailable(c, err.message);
+    if (err instanceof WireMismatchError) return mismatched(c, err);
     if (err instanceof BadCommand) return json(c, { error: `ERR ${err.message}` }, 400);
     if (err instanceof SyntaxError) return json(c, { error: 'ERR the body is not valid JSON' }, 400);
     if (err instanceof TooLarge) return json(c, { error: `ERR the request body is larger than ${maxBodyBytes} bytes` }, 413);
@@ -73,7 +82,9 @@ export function createGateway({
   app.get('/healthz', (c) => json(c, { status: 'ok' }));
   app.get('/readyz', async (c) => {
     const pong = await backend.command(['PING']);
-    return pong.ok ? json(c, { status: 'ready' }) : unavailable(c, pong.error);
+    if (!pong.ok) return unavailable(c, pong.error);
+    await backend.admit();
+    return json(c, { status: 'ready' });
   });
 
   app.use('*', async (c, next) => {
@@ -83,6 +94,10 @@ export function createGateway({
     const scope = presented ? tokens.scopeOf(presented) : undefined;
     if (!scope) return json(c, { error: 'Unauthorized: send Authorization: Bearer <token>' }, 401);
     c.set('scope', scope);
+    if (scope === 'producer') {
+      const held = backend.admit();
+      if (held) await held;
+    }
     await next();
   });
 

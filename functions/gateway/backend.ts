@@ -9,6 +9,12 @@ export interface Backend {
   command(args: readonly Arg[]): Promise<Outcome>;
   /** Outcomes in order, or one outcome when the server aborted the whole transaction. */
   transaction(commands: ReadonlyArray<readonly Arg[]>): Promise<Outcome[] | Outcome>;
+  /**
+   * The `{emq}:version` fence (shared/fence.ts), for the producer scope: undefined when its
+   * calls may go now, else a promise that resolves when they may, or rejects with
+   * WireMismatchError (or Unavailable when Valkey cannot be read).
+   */
+  admit(): Promise<void> | undefined;
   close(): Promise<void>;
 }
 
@@ -81,6 +87,11 @@ export function glideBackend(options: GlideOptions): Backend {
   return {
     command: (args) => guard((c) => c.command(args)),
     transaction: (commands) => guard((c) => c.transaction(commands)),
+    admit() {
+      // connected: the fence answers at once when it was read lately (no promise at all)
+      if (connection && down === undefined && !closed) return connection.fence.admit()?.catch(unavailable);
+      return guard((c) => c.fence.admit() ?? Promise.resolve());
+    },
     async close() {
       closed = true;
       await (connection ?? (await connecting?.catch(() => undefined)))?.close();

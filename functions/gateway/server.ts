@@ -6,10 +6,13 @@
 //   EMQ_GATEWAY_MAX_BODY  bytes, default 8388608 (8 MiB)
 //   EMQ_GATEWAY_MAX_PIPELINE  commands per request, default 10000
 //   EMQ_GATEWAY_TIMEOUT_MS    one Valkey command's budget, default 5000
+//   EMQ_WIRE_VERSION      the EchoMQ wire version, default echomq:3.0.0: while Valkey's
+//                         {emq}:version holds another, producer calls get 503 wire_mismatch
 // SIGTERM or SIGINT: stop taking requests, finish those in flight, close, exit 0.
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { redactUrl } from '../../shared/connections/valkey-url.js';
+import { wireVersionFrom } from '../../shared/fence.js';
 import { allScripts } from '../../shared/scripts.js';
 import { createGateway } from './app.js';
 import { glideBackend } from './backend.js';
@@ -35,7 +38,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
   const host = env.EMQ_GATEWAY_HOST || '127.0.0.1';
   const port = intFrom(env, 'EMQ_GATEWAY_PORT', 8079);
   const timeout = intFrom(env, 'EMQ_GATEWAY_TIMEOUT_MS', 5_000);
-  const backend = glideBackend({ url: valkeyUrl, requestTimeoutMs: timeout, connectTimeoutMs: Math.min(timeout, 2_000) });
+  const wireVersion = wireVersionFrom(env);
+  const backend = glideBackend({ url: valkeyUrl, requestTimeoutMs: timeout, connectTimeoutMs: Math.min(timeout, 2_000), wireVersion });
   let draining = false;
   const app = createGateway({
     backend,

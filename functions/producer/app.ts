@@ -28,6 +28,7 @@ import {
   validateId,
   type Minter,
   validateQueue,
+  WireMismatchError,
   type Connection,
 } from '../../shared/index.js';
 import { TooLarge, readBody } from '../http/body.js';
@@ -60,6 +61,9 @@ function problemOf(err: unknown): Problem {
   if (err instanceof KindError) return new Problem(400, 'invalid_id', `EMQKIND: ${err.message}`);
   if (err instanceof InvalidPayloadError) return new Problem(400, 'invalid_payload', err.message);
   if (err instanceof WrongTypeError) return new Problem(409, 'conflict', err.message);
+  if (err instanceof WireMismatchError) {
+    return new Problem(503, 'wire_mismatch', err.message, { expected: err.expected, found: err.found });
+  }
   if (err instanceof ConnectionError) {
     return new Problem(503, 'unavailable', 'the Valkey path did not answer; retry the same request (the job id makes it safe)');
   }

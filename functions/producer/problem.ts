@@ -22,6 +22,7 @@ export type ProblemCode =
   | 'invalid_delivery'
   | 'invalid_idempotency_key'
   | 'idempotency_conflict'
+  | 'wire_mismatch'
   | 'internal';
 
 const TITLES: Record<ProblemCode, string> = {
@@ -43,6 +44,7 @@ const TITLES: Record<ProblemCode, string> = {
   invalid_delivery: 'The webhook delivery lacks what identifies it',
   invalid_idempotency_key: 'Invalid Idempotency-Key',
   idempotency_conflict: 'This Idempotency-Key was used with another payload',
+  wire_mismatch: 'Valkey speaks another EchoMQ wire version',
   internal: 'Internal error',
 };
 

@@ -17,6 +17,7 @@ import {
 } from '@valkey/valkey-glide';
 import type { Arg, Connection, Outcome, Reply, ScriptCommand } from '../connection.js';
 import { ConnectionError } from '../errors.js';
+import { DEFAULT_WIRE_VERSION, Fence, WIRE_VERSION_KEY, isWireVersion } from '../fence.js';
 import { parseValkeyUrl, redactUrl } from './valkey-url.js';
 
 export interface GlideOptions {
@@ -42,6 +43,12 @@ export interface GlideOptions {
   waitReplicas?: number;
   /** How long one WAIT may block, in ms (also `?wait_timeout_ms=T`); default 1000. */
   waitTimeoutMs?: number;
+  /**
+   * The EchoMQ wire version this process speaks (EMQ_WIRE_VERSION), default echomq:3.0.0.
+   * run() and pipeline() refuse with WireMismatchError while `{emq}:version` holds another
+   * value (see shared/fence.ts); the key is read, never written.
+   */
+  wireVersion?: string;
 }
 
 type Client = GlideClient | GlideClusterClient;
@@ -158,17 +165,52 @@ export class GlideConnection implements Connection {
   private waitGroups = new Map<string, { key: string; waiters: Array<{ resolve: () => void; reject: (e: Error) => void }> }>();
   private waitScheduled = false;
 
+  /**
+   * The `{emq}:version` fence: run() and pipeline() (the project's writes and reads) wait
+   * for it; command() and transaction() do not (the gateway gates them by scope).
+   */
+  readonly fence: Fence;
+
   constructor(
     /** The underlying glide client, for commands beyond the seam (admin, tests). */
     readonly client: Client,
     private readonly cluster: boolean,
     private readonly maxBatch: number,
     private readonly waitFor?: WaitFor,
-  ) {}
+    wireVersion = DEFAULT_WIRE_VERSION,
+  ) {
+    this.fence = new Fence({ expected: wireVersion, read: () => this.readVersion() });
+  }
 
   run(command: ScriptCommand): Promise<Outcome> {
+    const held = this.fence.admit();
+    return held ? held.then(() => this.script(command)) : this.script(command);
+  }
+
+  private script(command: ScriptCommand): Promise<Outcome> {
     const sent = this.enqueue(argsOf(command));
     return this.waitFor ? this.replicated(sent, command.keys[0]) : sent;
+  }
+
+  /** GET {emq}:version from the primary that owns its slot (in a cluster, routed by the key). */
+  private async readVersion(): Promise<Outcome> {
+    if (this.closed) throw new ConnectionError('connection is closed');
+    const args = ['GET', WIRE_VERSION_KEY];
+    try {
+      const value = this.cluster
+        ? await (this.client as GlideClusterClient).customCommand(args, { route: { type: 'primarySlotKey', key: WIRE_VERSION_KEY } })
+        : await (this.client as GlideClient).customCommand(args);
+      return outcomeOf(value);
+    } catch (err) {
+      if (isReplyError(err)) return outcomeOf(err);
+      throw this.lost(err);
+    }
+  }
+
+  /** A transport failure as the ConnectionError callers get; the connection may come back as a new one. */
+  private lost(err: unknown): ConnectionError {
+    this.fence.invalidate();
+    return transportError(err);
   }
 
   pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
@@ -230,7 +272,7 @@ export class GlideConnection implements Connection {
           : await (this.client as GlideClient).customCommand(args),
       );
     } catch (err) {
-      throw transportError(err);
+      throw this.lost(err);
     }
     if (got < replicas) {
       throw new NotReplicatedError(
@@ -254,12 +296,13 @@ export class GlideConnection implements Connection {
       return (replies ?? []).map(outcomeOf);
     } catch (err) {
       if (isReplyError(err)) return outcomeOf(err);
-      throw transportError(err);
+      throw this.lost(err);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.fence.stop();
     this.client.close();
   }
 
@@ -308,11 +351,11 @@ export class GlideConnection implements Connection {
       group.forEach((w, i) => {
         const reply = replies[i];
         // a batch carries transport failures in place, like replies: those reject
-        if (reply instanceof Error && !isReplyError(reply)) w.reject(transportError(reply));
+        if (reply instanceof Error && !isReplyError(reply)) w.reject(this.lost(reply));
         else w.resolve(outcomeOf(reply));
       });
     } catch (err) {
-      const error = transportError(err);
+      const error = this.lost(err);
       for (const w of group) w.reject(error);
     }
   }
@@ -322,13 +365,16 @@ let loggerSet = false;
 
 /** Connects to the server (or cluster) a Valkey URL names. Fails with ConnectionError within the connect timeout. */
 export async function connectGlide(options: GlideOptions | string): Promise<GlideConnection> {
-  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 32, ...rest } =
+  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 32, wireVersion, ...rest } =
     typeof options === 'string' ? { url: options } : options;
   const endpoint = parseValkeyUrl(url);
   const cluster = clusterOpt ?? endpoint.cluster;
   const waitFor = { replicas: rest.waitReplicas ?? endpoint.waitReplicas, timeoutMs: rest.waitTimeoutMs ?? endpoint.waitTimeoutMs };
   if (waitFor.replicas > 0 && waitFor.timeoutMs >= requestTimeoutMs) {
     throw new TypeError(`wait_timeout_ms (${waitFor.timeoutMs}) must be shorter than the request timeout (${requestTimeoutMs} ms)`);
+  }
+  if (wireVersion !== undefined && !isWireVersion(wireVersion)) {
+    throw new TypeError('wireVersion must look like echomq:MAJOR.MINOR.PATCH');
   }
   if (!loggerSet) {
     // glide logs every error reply (NOSCRIPT included) at WARN by default; errors reach callers as values.
@@ -346,15 +392,20 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
       ? { credentials: { password: endpoint.password, ...(endpoint.username ? { username: endpoint.username } : {}) } }
       : {}),
   };
+  let connection: GlideConnection;
   try {
     const client = cluster
       ? // topology checked every few seconds, so a failover is noticed quickly (glide's default is 60 s)
         await GlideClusterClient.createClient({ ...common, periodicChecks: { duration_in_sec: 2 } })
       : await GlideClient.createClient({ ...common, databaseId: endpoint.db });
-    return new GlideConnection(client, cluster, maxBatch, waitFor.replicas > 0 ? waitFor : undefined);
+    connection = new GlideConnection(client, cluster, maxBatch, waitFor.replicas > 0 ? waitFor : undefined, wireVersion);
   } catch (err) {
     let why = (err as Error).message.replace(/\s+/g, ' ').trim();
     if (endpoint.password) why = why.replaceAll(endpoint.password, '***');
     throw new ConnectionError(`cannot connect to ${redactUrl(url)}: ${why}`, { cause: err });
   }
+  // the fence's first read; a mismatch (or a failed read) is kept: the writes refuse or wait
+  await connection.fence.check().catch(() => {});
+  connection.fence.start();
+  return connection;
 }

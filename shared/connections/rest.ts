@@ -7,7 +7,8 @@
 // (in order, between the JSON runs) instead: exact either way, never re-encoded.
 // Replies are asked for in base64 (Upstash-Encoding) and decoded to bytes.
 import type { Arg, Connection, Outcome, Reply, ScriptCommand } from '../connection.js';
-import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError } from '../errors.js';
+import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, WireMismatchError } from '../errors.js';
+import { printable } from '../fence.js';
 import { allScripts, type Script } from '../scripts.js';
 import { fromBase64 } from '../base64.js';
 
@@ -79,6 +80,25 @@ function decode(result: unknown): Reply {
   if (Array.isArray(result)) return result.map(decode);
   if (typeof result === 'number' || result === null) return result;
   throw new ProtocolError(`unexpected result ${JSON.stringify(result)}`);
+}
+
+/**
+ * A gateway's 503 for a `{emq}:version` that is not its wire version (code wire_mismatch),
+ * as the typed error: retrying will not help until an operator makes them match.
+ */
+function wireMismatchOf(body: unknown): WireMismatchError | undefined {
+  const b = body as { code?: unknown; error?: unknown; expected?: unknown; found?: unknown } | undefined;
+  if (b?.code !== 'wire_mismatch') return undefined;
+  const text = (v: unknown) => (typeof v === 'string' ? printable(v, 200) : '(not given)');
+  return new WireMismatchError(text(b.expected), text(b.found), typeof b.error === 'string' ? printable(b.error) : undefined);
+}
+
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function outcomeOf(body: unknown): Outcome {
@@ -212,7 +232,10 @@ export class RestConnection implements Connection {
         continue;
       }
       if (RETRYABLE.has(res.status) && !last) {
-        await res.body?.cancel();
+        // a 503 that says the wire versions differ is not retried: it lasts until fixed
+        const text = res.status === 503 ? await res.text().catch(() => '') : undefined;
+        if (text !== undefined && wireMismatchOf(jsonOf(text))) return this.parse(res, text);
+        if (text === undefined) await res.body?.cancel();
         await sleep(this.delay(attempt, res.headers.get('Retry-After')));
         continue;
       }
@@ -227,17 +250,14 @@ export class RestConnection implements Connection {
     return base / 2 + Math.random() * base;
   }
 
-  private async parse(res: Response): Promise<unknown> {
+  private async parse(res: Response, read?: string): Promise<unknown> {
     // a reply cut off mid-body is a transport failure (retry the same call), not a server's answer
-    const text = await res.text().catch((err: unknown) => {
+    const text = read ?? await res.text().catch((err: unknown) => {
       throw new ConnectionError(`REST ${this.base}: the reply was cut off (${(err as Error).message})`, { cause: err });
     });
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
+    const body = jsonOf(text);
+    const mismatch = res.status === 503 ? wireMismatchOf(body) : undefined;
+    if (mismatch) throw mismatch;
     const message = (body as { error?: unknown })?.error;
     const said = typeof message === 'string' ? message : text.slice(0, 200);
     if (res.status === 200 || (res.status === 400 && typeof message === 'string')) {

@@ -4,6 +4,8 @@
 // (`gateway`: its URL and its admin and producer tokens), and a tiny HTTP server on
 // 127.0.0.1 that echoes the request body (and reports what it received as hex in a header,
 // so a test can tell the request arrived intact independently of the response path).
+// Also `mismatchedGateway`: another gateway process in front of a private Valkey whose
+// {emq}:version holds a wire version other than ours (fence.test.ts).
 //
 // Listed in the ROOT `globalSetup` of vitest.config.ts, after test/global-setup.ts, not in
 // the workers project's own `globalSetup`, on purpose:
@@ -18,6 +20,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
+import { startServer } from '../../scripts/valkey.js';
+import { connectAdmin } from '../support/admin.js';
 import { startGatewayProcess } from '../support/gateway.js';
 
 export default async function setup(project: TestProject) {
@@ -47,10 +51,19 @@ export default async function setup(project: TestProject) {
   const valkey = project.getProvidedContext().servers[0]!;
   const gateway = await startGatewayProcess(valkey.url);
   project.provide('gateway', { url: gateway.url, admin: gateway.admin, producer: gateway.producer });
+
+  // a server of its own, since the key would lock every other suite's writes out
+  const fenced = await startServer();
+  const admin = await connectAdmin(fenced.url);
+  await admin.call('SET', '{emq}:version', 'echomq:2.0.0');
+  admin.close();
+  const mismatched = await startGatewayProcess(fenced.url);
+  project.provide('mismatchedGateway', { url: mismatched.url, admin: mismatched.admin, producer: mismatched.producer });
   return async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    const code = await gateway.stop();
-    if (code !== 0) throw new Error(`the gateway exited with ${code}: ${gateway.stderr()}`);
+    const codes = [await gateway.stop(), await mismatched.stop()];
+    await fenced.stop();
+    if (codes.some((c) => c !== 0)) throw new Error(`a gateway exited with ${codes}: ${gateway.stderr()} ${mismatched.stderr()}`);
   };
 }

@@ -9,6 +9,8 @@ declare module 'vitest' {
     echoUrl: string;
     /** test/workers/global-setup.ts: the real gateway process, with an admin and a producer token. */
     gateway: { url: string; admin: string; producer: string };
+    /** test/workers/global-setup.ts: a gateway whose private Valkey's {emq}:version is echomq:2.0.0. */
+    mismatchedGateway: { url: string; admin: string; producer: string };
     /** test/global-setup.ts (the root global setup): the Valkey/Redis servers of this run. */
     servers: Array<{ name: string; url: string }>;
   }
