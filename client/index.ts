@@ -84,6 +84,16 @@ function item(id: string, payload: Payload): Record<string, string> {
   }
 }
 
+/** A 503's problem code, read from a clone so the body stays readable. */
+async function peekCode(res: Response): Promise<string | undefined> {
+  try {
+    const body = (await res.clone().json()) as { code?: unknown };
+    return typeof body.code === 'string' ? body.code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function createProducer({
   url,
   token,
@@ -109,7 +119,9 @@ export function createProducer({
         await sleep(backoffMs * 2 ** attempt * (0.5 + Math.random()));
         continue;
       }
-      if (RETRYABLE.has(res.status) && !last) {
+      // a wire mismatch (the fence) lasts until an operator acts: not worth retrying
+      const mismatch = res.status === 503 && (await peekCode(res)) === 'wire_mismatch';
+      if (RETRYABLE.has(res.status) && !last && !mismatch) {
         await res.body?.cancel();
         const asked = Number(res.headers.get('Retry-After')) * 1000;
         await sleep(Number.isFinite(asked) && asked > 0 ? Math.min(asked, 5_000) : backoffMs * 2 ** attempt);

@@ -7,6 +7,7 @@
 // the admin scope still works; set back or deleted: everything recovers by itself.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { createProducer as createClient } from '../client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProducer } from '../functions/producer/app.js';
 import { configFrom } from '../functions/producer/config.js';
@@ -231,6 +232,11 @@ describe.each(servers)('the {emq}:version fence on $flavor $version', (binary) =
       expect(readyz.json.error).toContain(OURS);
       expect(readyz.json.error).toContain(OTHER);
       expect((await fetch(`${fresh.gateway.url}/healthz`)).status).toBe(200);
+      // the typed client does not retry a mismatch: it lasts until an operator acts
+      let calls = 0;
+      const client = createClient({ url: fresh.producer.url, token: TOKEN, retries: 3, backoffMs: 1, fetch: (i, init) => (calls++, fetch(i, init)) });
+      await expect(client.enqueue(freshQueue('client'), 'x')).rejects.toMatchObject({ status: 503, code: 'wire_mismatch' });
+      expect(calls).toBe(1);
       // the admin scope still works: an operator can look
       const look = await gatewayCall(fresh.gateway, fresh.gateway.admin, ['GET', KEY]);
       expect(look.status).toBe(200);
