@@ -18,7 +18,7 @@ Replies
   its own minted id collided (mint again), a caller's id is that job (duplicate)
 Errors (nothing written; echoes: printable ASCII, 200 bytes each at most)
 - EMQKIND job id must be JOB-namespaced
-- EMQLAYOUT: not one queue's keys, KEYS[1] not id's row, id not branded, a bad dedup
+- EMQLAYOUT: not one queue's keys (q: 1-128 of A-Za-z0-9._-, not emq), KEYS[1] not id's row, id not branded, a bad dedup
   id, ARGV not exactly as above; or the dedup key parks no JOB id
 - EMQCONFLICT: compare is 1 and the parked row's payload differs
 - WRONGTYPE: KEYS[3] not a string, KEYS[2] not a zset, a row read not a hash
@@ -28,7 +28,7 @@ ZADD, SET NX EX, reply 1.
 
 One key is built here: compare reads the parked job's row, which the host cannot declare
 (the call finds its id out). The id passed the branded JOB gate: one row in KEYS' slot,
-read only. Keep this text short: after NOSCRIPT, REST sends it in a path (< 8 KiB).
+read only.
 ]]
 
 local id, row, pending, dedup = ARGV[1], KEYS[1], KEYS[2], KEYS[3]
@@ -56,7 +56,9 @@ if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
   return fail('EMQKIND job id must be JOB-namespaced')
 end
 local q = #KEYS == 3 and string.match(pending, '^emq:{([^{}]+)}:pending$')
-if not q then return fail('EMQLAYOUT KEYS: the row, pending set and dedup key of one queue') end
+if not q or #q > 128 or q == 'emq' or not string.match(q, '^[A-Za-z0-9._%-]+$') then
+  return fail('EMQLAYOUT KEYS: the row, pending set and dedup key of one queue (1-128 of A-Za-z0-9._-, not emq)')
+end
 local base = 'emq:{' .. q .. '}:'
 local did = string.sub(dedup, #base + 4)
 if not branded(id) or row ~= base .. 'job:' .. id then

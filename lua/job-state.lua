@@ -24,8 +24,8 @@
                          answers 404 for both)
 
   Errors (every key echoed is printable ASCII, at most 200 bytes of it, the rest counted)
-    EMQLAYOUT ...  the keys are not this id's row and the four sets of one queue, or the
-                   arguments are not exactly one branded id
+    EMQLAYOUT ...  the keys are not this id's row and the four sets of one queue (a
+                   queue-name rule's queue), or the arguments are not exactly one branded id
     WRONGTYPE ...  KEYS[1] exists and is not a hash, or a set exists and is not a zset
 
   Order: layout gate, type gates (KEYS[1] to KEYS[5]), ZSCORE in KEYS[2] to KEYS[5], the
@@ -65,8 +65,9 @@ if #ARGV ~= 1 or not branded(id) then
   return redis.error_reply('EMQLAYOUT expected 1 argument: a 14-byte branded id (3 capitals and 11 base62 digits)')
 end
 local queue = string.match(KEYS[2], '^emq:{([^{}]+)}:pending$')
-if queue == nil then
-  return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending')
+-- the queue-name rule (explicit ranges: %w follows the locale), emq reserved
+if queue == nil or #queue > 128 or queue == 'emq' or not string.match(queue, '^[A-Za-z0-9._%-]+$') then
+  return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
 end
 local base = 'emq:{' .. queue .. '}:'
 if row ~= base .. 'job:' .. id then

@@ -331,7 +331,7 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     }
   });
 
-  it('works right after SCRIPT FLUSH, also for the longest queue name, a 10-digit ttl and bytes that are not UTF-8 (over REST, EVAL carries the script in its path: it must fit 8 KiB)', async () => {
+  it('works right after SCRIPT FLUSH, also for the longest queue name, a 10-digit ttl and bytes that are not UTF-8 (over REST, an EVAL too long for a request line, with bytes JSON cannot carry, loads the script with a keyless EVAL, then sends the EVALSHA)', async () => {
     const q = freshQueue('once');
     await admin.call('SCRIPT', 'FLUSH');
     expect((await once(q)).verdict).toBe('enqueued');

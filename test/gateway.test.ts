@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { mintId } from '../shared/ids.js';
-import { enqueueScript } from '../shared/scripts.js';
+import { enqueueOnceScript, enqueueScript, jobStateScript } from '../shared/scripts.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { answerOf, type Answer } from './support/answer.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
@@ -470,6 +470,7 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
     });
 
     it('finding 4 (security review): a producer cannot write a queue or id the wire refuses, through EVALSHA', async () => {
+      for (const script of [enqueueOnceScript, jobStateScript]) await admin.call('SCRIPT', 'LOAD', script.text);
       const before = await snapshot(admin);
       const good = mintId();
       const cases: Array<[Buffer, string]> = [
@@ -493,6 +494,16 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
         expect(r.status, `${q.toString('hex')} ${id}`).toBe(400);
         expect(r.json.error).toMatch(/^EMQLAYOUT /);
         expect(Buffer.byteLength(r.json.error)).toBeLessThan(300);
+        // the same bad queue through @enqueue-once and @job-state: refused too
+        if (id !== good) continue;
+        const key = (suffix: string) => Buffer.concat([Buffer.from('emq:{'), q, Buffer.from(`}:${suffix}`)]);
+        const onceId = good;
+        const once = `/evalsha/${enqueueOnceScript.sha1}/3/${[key(`job:${onceId}`), key('pending'), key('de:k')].map(percentBytes).join('/')}/${onceId}/0/60`;
+        const o = await call(gw, once, { token: gw.producer, method: 'POST', body: 'p' });
+        expect([o.status, o.json.error], `@enqueue-once ${q.toString('hex')}`).toMatchObject([400, expect.stringMatching(/^EMQLAYOUT /)]);
+        const state = `/evalsha/${jobStateScript.sha1}/5/${[key(`job:${onceId}`), key('pending'), key('active'), key('schedule'), key('dead')].map(percentBytes).join('/')}/${onceId}`;
+        const st = await call(gw, state, { token: gw.producer });
+        expect([st.status, st.json.error], `@job-state ${q.toString('hex')}`).toMatchObject([400, expect.stringMatching(/^EMQLAYOUT /)]);
       }
       expect(await snapshot(admin)).toEqual(before);
     });
