@@ -3,7 +3,7 @@
 // met a 502/503/504 is the same job: it answers `enqueued` or `duplicate`, never a second job.
 // A `duplicate` on the first try of an id minted here is another minter's job under the same
 // id (a node-id collision): the job is sent again under a fresh id, so it is never lost.
-import { NODE_MAX, createMinter, drawNode, parseNodePool, type Minter } from '../shared/ids.js';
+import { NODE_MAX, createMinter, drawNode, parseNodePool, remint, type Minter } from '../shared/ids.js';
 import { toBase64 } from '../shared/base64.js';
 
 export type Verdict = 'enqueued' | 'duplicate';
@@ -146,7 +146,7 @@ export function createProducer({
     /** Enqueues one job; its id is minted here unless given. */
     async enqueue(queue: string, payload: Payload, options: { id?: string } = {}): Promise<EnqueueResult> {
       for (let tries = 1; ; tries++) {
-        const id = options.id ?? mint();
+        const id = options.id ?? (tries === 1 ? mint() : remint(mint));
         const { body, first } = await send(`${queuePath(queue)}/jobs`, {
           method: 'POST',
           headers: { 'Emq-Job-Id': id, 'Content-Type': 'application/octet-stream' },
@@ -179,7 +179,7 @@ export function createProducer({
         if (collided.length > 0 && tries >= MINT_TRIES) {
           throw new ProducerError(0, 'id_collision', `${tries} ids minted here were already taken: give each minter its own nodeId`);
         }
-        for (const i of collided) ids[i] = mint();
+        for (const i of collided) ids[i] = remint(mint);
         pending = collided;
       }
       return results;

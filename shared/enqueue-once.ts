@@ -5,7 +5,7 @@
 import type { Connection } from './connection.js';
 import { runScript } from './dispatch.js';
 import { ProtocolError, ServerError, fromReply, replyText } from './errors.js';
-import { mintId } from './ids.js';
+import { mintId, remint } from './ids.js';
 import { dedupIdOf, dedupKey, enqueueKeys, validateId } from './keyspace.js';
 import { enqueueOnceScript } from './scripts.js';
 import { checkPayload, type Payload, type Verdict } from './enqueue.js';
@@ -62,7 +62,7 @@ export async function enqueueOnce(connection: Connection, queue: string, options
     return { id, verdict: flag === 1 ? 'enqueued' : 'duplicate' };
   }
   for (let tries = 0; tries < MINT_TRIES; tries++) {
-    const minted = mint();
+    const minted = tries === 0 ? mint() : remint(mint);
     validateId(minted);
     const { flag, id } = await send(minted);
     if (flag !== 2) return { id, verdict: flag === 1 ? 'enqueued' : 'duplicate' };

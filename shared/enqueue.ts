@@ -2,7 +2,7 @@
 import type { Connection, Outcome, ScriptCommand } from './connection.js';
 import { TRANSIENT_RETRIES, asEval, evalsha, isNoScript, isTransient, runScript, transientDelay } from './dispatch.js';
 import { EmqError, InvalidPayloadError, ProtocolError, ServerError, fromReply } from './errors.js';
-import { mintId } from './ids.js';
+import { mintId, remint } from './ids.js';
 import { enqueueKeys } from './keyspace.js';
 import { enqueueScript } from './scripts.js';
 
@@ -88,7 +88,7 @@ export async function enqueueNew(connection: Connection, queue: string, payload:
   const keysOf = enqueueKeys(queue);
   checkPayload(payload);
   for (let tries = 1; tries <= MINT_TRIES; tries++) {
-    const id = mint();
+    const id = tries === 1 ? mint() : remint(mint);
     const verdict = verdictOf(await runScript(connection, enqueueScript, keysOf(id), [id, payload]));
     if (verdict instanceof EmqError) throw verdict;
     if (verdict === 'enqueued') return id;
@@ -147,7 +147,7 @@ export async function enqueueMany(connection: Connection, queue: string, jobs: r
       collided.forEach((i) => (outcomes[i] = { ok: false, error: collisionError(MINT_TRIES).message }));
       break;
     }
-    for (const i of collided) ids[i] = mint();
+    for (const i of collided) ids[i] = remint(mint);
     const again = await sendAll(connection, collided.map(commandOf));
     collided.forEach((i, k) => (outcomes[i] = again[k]!));
   }

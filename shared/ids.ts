@@ -143,6 +143,16 @@ export function createMinter({ node, now = Date.now, namespace = 'JOB' }: Minter
   return Object.assign(mint, { node });
 }
 
+/**
+ * A fresh id after a collision. Two minters on one node id that collide mint in lockstep
+ * (the same sequence), so the next ids would collide again: skipping a random 0-63 ids
+ * first puts them out of step. Skipping keeps every id unique and in mint order.
+ */
+export function remint(mint: () => string): string {
+  for (let skip = drawFrom(0, 63); skip > 0; skip--) mint();
+  return mint();
+}
+
 /** A random whole number in [min, max]. */
 function drawFrom(min: number, max: number): number {
   const [r] = crypto.getRandomValues(new Uint32Array(1));

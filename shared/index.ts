@@ -18,6 +18,7 @@ export {
   mintId,
   parseNodePool,
   processMinter,
+  remint,
   setMinter,
   snowflakeOf,
 } from './ids.js';

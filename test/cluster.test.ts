@@ -8,7 +8,7 @@ import { startCluster, type RunningCluster } from '../scripts/cluster.js';
 import type { Connection } from '../shared/connection.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { connectRest } from '../shared/connections/rest.js';
-import { enqueue, enqueueMany, mintId, type Job } from '../shared/index.js';
+import { createMinter, enqueue, enqueueMany, enqueueNew, mintId, type Job } from '../shared/index.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
 import { queueOnSlot } from './support/slot.js';
 
@@ -81,6 +81,27 @@ describe('Valkey Cluster (3 primaries, 3 replicas)', () => {
     const slots = await acrossQueues(glide, 'glide');
     expect(slots.size).toBeGreaterThan(50);
   }, 60_000);
+
+  it('collisions (two minters on one node id, a frozen clock), over glide and the gateway: every job lands once, never answered duplicate', async () => {
+    const rest = connectRest({ url: gateway.url, token: gateway.producer });
+    for (const conn of [glide, rest] as Connection[]) {
+      const q = `collide-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+      let mints = 0;
+      const [a, b] = [0, 1].map(() => {
+        const m = createMinter({ node: 9, now: () => Date.parse('2026-06-01T12:00:00Z') });
+        return () => (mints++, m());
+      }) as [() => string, () => string];
+      const payloads = Array.from({ length: 120 }, (_, i) => `job-${i}`);
+      const singles = await Promise.all(payloads.map((p, i) => enqueueNew(conn, q, p, i % 2 ? a : b)));
+      const batches = await Promise.all([a, b].map((mint, m) => enqueueMany(conn, q, Array.from({ length: 30 }, (_, i) => ({ payload: `m${m}-${i}` })), mint)));
+      for (const r of batches.flat()) expect(r.verdict).toBe('enqueued');
+      const ids = [...singles, ...batches.flat().map((r) => r.id)];
+      expect(new Set(ids).size).toBe(180);
+      expect(mints).toBeGreaterThan(180); // collisions happened, and were cured
+      expect(Number(await get('ZCARD', `emq:{${q}}:pending`))).toBe(180);
+    }
+    await rest.close();
+  });
 
   it('100 queues over the gateway (REST): byte-exact, each queue in one slot', async () => {
     const rest = connectRest({ url: gateway.url, token: gateway.producer });

@@ -137,15 +137,15 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     const q = freshQueue('once');
     const theirs = mintId();
     await enqueue(conn, q, theirs, 'their job');
-    const fresh = mintId();
-    const ids = [theirs, fresh];
+    // the first mint names their job; then fresh ids (a remint skips a few to leave lockstep)
     let calls = 0;
-    const got = await once(q, { mint: () => ids[calls++]!, payload: 'mine' });
-    expect(got).toEqual({ id: fresh, verdict: 'enqueued' });
-    expect(calls).toBe(2);
+    const got = await once(q, { mint: () => (calls++ === 0 ? theirs : mintId()), payload: 'mine' });
+    expect(got.verdict).toBe('enqueued');
+    expect(got.id).not.toBe(theirs);
+    expect(calls).toBeGreaterThanOrEqual(2);
     expect((await admin.hgetall(`emq:{${q}}:job:${theirs}`)).payload!.toString()).toBe('their job');
-    expect((await admin.hgetall(`emq:{${q}}:job:${fresh}`)).payload!.toString()).toBe('mine');
-    expect(String(await admin.text('GET', await deOf(q)))).toBe(fresh);
+    expect((await admin.hgetall(`emq:{${q}}:job:${got.id}`)).payload!.toString()).toBe('mine');
+    expect(String(await admin.text('GET', await deOf(q)))).toBe(got.id);
   });
 
   it(`ids that keep colliding: ServerError after ${MINT_TRIES} tries, naming EMQ_NODE_ID; nothing written`, async () => {
@@ -157,7 +157,7 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     const err = await once(q, { mint: () => (calls++, theirs) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ServerError);
     expect((err as Error).message).toMatch(/colliding.*EMQ_NODE_ID/);
-    expect(calls).toBe(MINT_TRIES);
+    expect(calls).toBeGreaterThanOrEqual(MINT_TRIES); // remints skip a few ids: more mints than sends
     expect(await snapshot(admin, q)).toEqual(before);
   });
 

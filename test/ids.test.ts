@@ -10,6 +10,7 @@ import {
   encodeId,
   mintId,
   parseNodePool,
+  remint,
   snowflakeOf,
   validateId,
 } from '../shared/index.js';
@@ -152,6 +153,20 @@ describe('minting', () => {
     expect(new Set(ids).size).toBe(ids.length);
     // 24,000 mints on a clock that barely moved: it ran ahead of the clock, never blocked
     expect(decodeId(ids.at(-1)!).unixMs).toBeGreaterThan(1_770_000_000_500);
+  });
+
+  it('remint skips a random 0-63 ids: two lockstep minters fall out of step, and each stays unique and in order', () => {
+    const frozen = () => 1_770_000_000_000;
+    let apart = 0;
+    for (let round = 0; round < 50; round++) {
+      const [a, b] = [createMinter({ node: 3, now: frozen }), createMinter({ node: 3, now: frozen })];
+      expect(a()).toBe(b()); // lockstep: the same ids
+      const [ra, rb] = [remint(a), remint(b)];
+      if (ra !== rb) apart++;
+      const next = a();
+      expect(next > ra).toBe(true);
+    }
+    expect(apart).toBeGreaterThan(40); // equal only when both drew the same skip (1 in 64)
   });
 
   it('refuses a node id outside 0-1023', () => {
