@@ -210,6 +210,68 @@ describe('finding 1 (security review): webhook verification does bounded work wh
   });
 });
 
+describe('finding 6 (security review): the envelope says what the signature covers', () => {
+  const valkeyUrl = inject('servers')[0]!.url;
+  const GH = 'gh-f6-secret-0123456789';
+  const HM = 'hm-f6-secret-0123456789';
+  const ST = 'whsec_f6-stripe-0123456';
+  let glide: GlideConnection;
+  let admin: Admin;
+  beforeAll(async () => {
+    glide = await connectGlide(valkeyUrl);
+    admin = await connectAdmin(valkeyUrl);
+  });
+  afterAll(async () => {
+    await glide?.close();
+    admin?.close();
+  });
+
+  /** A producer whose four sources all feed one fresh queue, and a poster for it. */
+  const fresh = () => {
+    const queue = freshQueue('f6');
+    const sources = {
+      gh: { kind: 'github', secrets: [GH], queue },
+      hm: { kind: 'hmac', secrets: [HM], queue, signatureHeader: 'X-Signature', encoding: 'hex', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
+      st: { kind: 'stripe', secrets: [ST], queue },
+      sw: { kind: 'standard', secrets: [STANDARD_NEW], queue },
+    };
+    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(sources) });
+    const app = createProducer({ config: () => config, connection: () => glide });
+    const post = async (source: string, body: string | Uint8Array, headers: Record<string, string>) => {
+      const res = await app.fetch(new Request(`http://producer/v1/webhooks/${source}`, { method: 'POST', body, headers }));
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const envelopeOf = async (id: unknown) =>
+      JSON.parse(((await admin.call('HGET', `emq:{${queue}}:job:${String(id)}`, 'payload')) as Buffer).toString()) as Record<string, unknown>;
+    return { queue, post, envelopeOf };
+  };
+  const hmacHex = (body: string | Uint8Array) => createHmac('sha256', HM).update(body).digest('hex');
+  const standardHeaders = (id: string, body: string, at = new Date()) => ({
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(STANDARD_NEW).sign(id, at, body),
+  });
+
+  it('the envelope lists the fields its signature covers: github and hmac the body; stripe the body, delivery and event; standard the body, delivery and the event when the body names one', async () => {
+    const { post, envelopeOf } = fresh();
+    const stripe = new Stripe('sk_test_unused');
+    const signedOf = async (res: { status: number; body: Record<string, unknown> }) => {
+      expect(res.status).toBe(201);
+      return (await envelopeOf(res.body.id)).signed;
+    };
+    const gh = '{"action":"closed"}';
+    expect(await signedOf(await post('gh', gh, { 'X-Hub-Signature-256': await githubSign(GH, gh), 'X-GitHub-Delivery': 'g1', 'X-GitHub-Event': 'issues' }))).toEqual(['body']);
+    expect(await signedOf(await post('hm', 'h', { 'X-Signature': hmacHex('h'), 'X-Delivery': 'h1', 'X-Event': 'e' }))).toEqual(['body']);
+    const typed = JSON.stringify({ id: `evt_${crypto.randomUUID()}`, type: 'charge.failed' });
+    expect(await signedOf(await post('st', typed, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: typed, secret: ST }) }))).toEqual(['body', 'delivery', 'event']);
+    const untyped = JSON.stringify({ id: `evt_${crypto.randomUUID()}` });
+    expect(await signedOf(await post('st', untyped, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: untyped, secret: ST }) }))).toEqual(['body', 'delivery']);
+    const named = JSON.stringify({ type: 'user.deleted' });
+    expect(await signedOf(await post('sw', named, standardHeaders(`msg_${crypto.randomUUID()}`, named)))).toEqual(['body', 'delivery', 'event']);
+    expect(await signedOf(await post('sw', 'not json', standardHeaders(`msg_${crypto.randomUUID()}`, 'not json')))).toEqual(['body', 'delivery']);
+  });
+});
+
 describe('finding 12 (security review): webhook sources are validated at start', () => {
   it.each([
     [{ s: { kind: 'standard', secrets: ['whsec_'], queue: 'q' } }, /EMQ_SOURCES\.s\.secrets\[0\] is shorter than 16 bytes \(decoded\)/],
