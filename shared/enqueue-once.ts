@@ -1,7 +1,7 @@
-// enqueueOnce: enqueue behind the library's dedup key (a webhook delivery id, an
-// Idempotency-Key), in one atomic script, one round trip. The first use of a key enqueues
-// and parks the job's id at emq:{q}:de:<dedupId>; every later use within the key's
-// lifetime answers that job, as `duplicate`.
+// enqueueOnce: enqueue behind the library's dedup key (a webhook delivery's signed id or
+// body hash, an Idempotency-Key), in one atomic script, one round trip. The first use of a
+// key enqueues and parks the job's id at emq:{q}:de:<dedupId>; every later use within the
+// key's lifetime answers that job, as `duplicate`.
 import type { Connection } from './connection.js';
 import { runScript } from './dispatch.js';
 import { ProtocolError, ServerError, fromReply, replyText } from './errors.js';
@@ -11,9 +11,9 @@ import { enqueueOnceScript } from './scripts.js';
 import { checkPayload, type Payload, type Verdict } from './enqueue.js';
 
 export interface OnceOptions {
-  /** What the key belongs to, e.g. `webhook:github` or `key:<token digest>`. */
+  /** What the key belongs to, e.g. `webhook:<source>`, `webhook-body:<source>` or `key:<token digest>`. */
   scope: string;
-  /** The delivery id or Idempotency-Key. */
+  /** The delivery id, the body's SHA-256, or the Idempotency-Key. */
   key: string;
   payload: Payload;
   /** Compare payloads on reuse (Idempotency-Key); a different one is a ConflictError. */

@@ -87,9 +87,9 @@ export function dedupKey(queue: string, dedupId: string): string {
 }
 
 /**
- * The dedup id for a caller's key (an Idempotency-Key, a webhook delivery id) within a scope
- * (a token's digest, a webhook source): the SHA-256 of both, in hex, so any key of any
- * caller makes a short, safe dedup id and two scopes never share one.
+ * The dedup id for a caller's key (an Idempotency-Key, a webhook delivery id or body hash)
+ * within a scope (a token's digest, a webhook source): the SHA-256 of both, in hex, so any
+ * key of any caller makes a short, safe dedup id and two scopes never share one.
  */
 export async function dedupIdOf(scope: string, key: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${scope}\u0000${key}`));

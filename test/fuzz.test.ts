@@ -107,7 +107,7 @@ const model = {
   jobs: new Map<string, Buffer>(), // queue id → the payload stored
   known: [] as Array<{ queue: string; id: string }>,
   idem: new Map<string, { id: string; fp: string }>(), // who queue key → the job and the payload's digest
-  deliveries: new Map<string, string>(), // source delivery → the job it made
+  deliveries: new Map<string, string>(), // source and what dedupes it (a signed id, else the body's digest) → the job it made
   gwIds: [] as string[], // ids the gateway fuzz enqueued (to send again)
   addJob(queue: string, id: string, payload: Buffer) {
     if (!this.jobs.has(jk(queue, id))) this.known.push({ queue, id });
@@ -891,7 +891,8 @@ const hookArb: fc.Arbitrary<HookCase> = fc.record({
   ),
   mutation: fc.constantFrom<Mutation>('valid', 'valid', 'valid', 'valid', 'tamperBody', 'tamperSig', 'wrongSecret', 'noSig', 'junkSig', 'stale', 'future', 'extraSigs'),
   secret: fc.nat(3),
-  body: bodyArb(MAX_PAYLOAD),
+  // a few pooled bodies: github and hmac dedupe on the body, so a replay needs one sent before
+  body: fc.oneof({ weight: 4, arbitrary: bodyArb(MAX_PAYLOAD) }, { weight: 1, arbitrary: fc.nat(2).map((n) => ({ t: 'text' as const, text: `pooled body ${n}` })) }),
   stripe: fc.constantFrom('event' as const, 'event' as const, 'event' as const, 'noId' as const, 'idNotString' as const, 'notJson' as const, 'jsonJunk' as const),
   jsonJunk: fc.constantFrom('null', '[]', '"evt_1"', '1', 'true', '{"id":""}', '{"id":null}', '{"id":["evt_1"]}', '[{"id":"evt_1"}]'),
   delivery: fc.oneof(
@@ -929,6 +930,8 @@ function planHook(c: HookCase): Plan {
   let stale = false;
   let id: string | undefined = delivery;
   let event = c.event ?? '';
+  // the envelope fields the signature covers; github and hmac sign the body only
+  let covered = ['body'];
   let invalidDelivery = delivery === undefined;
   if (known) {
     const secrets = known.secrets as readonly string[];
@@ -951,6 +954,7 @@ function planHook(c: HookCase): Plan {
         id = c.stripe === 'event' ? delivery ?? 'evt_default' : undefined;
         invalidDelivery = c.stripe !== 'event';
         event = ev && c.event !== undefined ? c.event : '';
+        covered = ev && c.event !== undefined ? ['body', 'delivery', 'event'] : ['body', 'delivery'];
         const sig = sign(Buffer.concat([Buffer.from(`${t}.`), body])).toString('hex');
         const header = c.mutation === 'extraSigs' ? `t=${t}, v1=${'ab'.repeat(32)},v0=${sig}, v1=${sig}` : `t=${t},v1=${sig}`;
         if (c.mutation === 'junkSig') sent.set('Stripe-Signature', c.junk);
@@ -974,8 +978,10 @@ function planHook(c: HookCase): Plan {
         try {
           const parsed = JSON.parse(new TextDecoder().decode(body)) as { type?: unknown };
           event = typeof parsed?.type === 'string' ? parsed.type : '';
+          covered = typeof parsed?.type === 'string' ? ['body', 'delivery', 'event'] : ['body', 'delivery'];
         } catch {
           event = '';
+          covered = ['body', 'delivery'];
         }
         break;
       }
@@ -1006,7 +1012,10 @@ function planHook(c: HookCase): Plan {
   if (stale) return refuse(401, 'stale_timestamp');
   if (invalidDelivery || id === undefined) return refuse(400, 'invalid_delivery');
   if (known.queue === WT) return refuse(409, 'conflict', true);
-  const dk = `${name} ${id}`;
+  // the duplicate key is what the signature covers: the delivery id where it is signed
+  // (stripe, standard), else the body (github, hmac: a fresh unsigned id is no new delivery)
+  const byBody = known.kind === 'github' || known.kind === 'hmac';
+  const dk = byBody ? `${name} body ${sha256(body)}` : `${name} id ${id}`;
   const original = model.deliveries.get(dk);
   const contentType = c.contentType === undefined ? '' : trimHttp(c.contentType);
   return {
@@ -1027,8 +1036,8 @@ function planHook(c: HookCase): Plan {
         return;
       }
       const env = JSON.parse(row.payload.toString('utf8')) as Record<string, unknown>;
-      const want = { v: 1, source: name, kind: known.kind, event, delivery: id, contentType };
-      for (const [k, v] of Object.entries(want)) if (env[k] !== v) violation(base, ans, `the envelope's ${k} is ${JSON.stringify(env[k])}, not ${JSON.stringify(v)}`);
+      const want = { v: 1, source: name, kind: known.kind, event, delivery: id, contentType, signed: covered };
+      for (const [k, v] of Object.entries(want)) if (JSON.stringify(env[k]) !== JSON.stringify(v)) violation(base, ans, `the envelope's ${k} is ${JSON.stringify(env[k])}, not ${JSON.stringify(v)}`);
       if (!Buffer.from(String(env.body), 'base64').equals(body) || Buffer.from(body).toString('base64') !== env.body) violation(base, ans, 'the envelope does not give the exact body back');
       if (!(Math.abs(Date.parse(String(env.receivedAt)) - Date.now()) < 60_000)) violation(base, ans, `receivedAt ${String(env.receivedAt)}`);
       await checkRow(base, ans, known.queue, j.id as string, row.payload);

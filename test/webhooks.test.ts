@@ -10,7 +10,7 @@ import { createProducer } from '../functions/producer/app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { dedupIdOf, mintId } from '../shared/index.js';
-import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
 
 const TOKEN = 'webhook-test-token-0123456789';
 const q = freshQueue('hooks');
@@ -73,8 +73,9 @@ describe('POST /v1/webhooks/:source', () => {
   const envelopeOf = async (id: string) => JSON.parse(((await admin.call('HGET', `emq:{${q}}:job:${id}`, 'payload')) as Buffer).toString()) as Record<string, string>;
 
   it('github (@octokit/webhooks-methods sign): 201, an envelope with the exact body; old and new secrets both verify', async () => {
-    const body = JSON.stringify({ action: 'opened', n: Math.random() });
     for (const [secret, delivery] of [['gh-old-secret-0123456789', crypto.randomUUID()], ['gh-new-secret-0123456789', crypto.randomUUID()]] as const) {
+      // a body of its own each time: one body is one job (finding 6)
+      const body = JSON.stringify({ action: 'opened', n: Math.random() });
       const res = await post('gh', body, { 'X-Hub-Signature-256': await githubSign(secret, body), 'X-GitHub-Delivery': delivery, 'X-GitHub-Event': 'pull_request', 'Content-Type': 'application/json' });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ queue: q, verdict: 'enqueued' });
@@ -96,8 +97,9 @@ describe('POST /v1/webhooks/:source', () => {
     expect(again.body).toEqual({ id: first.body.id, queue: q, verdict: 'duplicate' });
     expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(pendingBefore);
     expect(Object.keys(await footprint()).length).toBe(keysBefore);
-    // the delivery id parks the job in the library's dedup family, holding its bare id
-    const parked = `emq:{${q}}:de:${await dedupIdOf('webhook:gh', delivery)}`;
+    // the job parks in the library's dedup family, holding its bare id: for github under the
+    // signed body (the delivery id is an unsigned header; see finding 6)
+    const parked = `emq:{${q}}:de:${await dedupIdOf('webhook-body:gh', createHash('sha256').update(body).digest('hex'))}`;
     expect(String(await admin.text('GET', parked))).toBe(first.body.id);
   });
 
@@ -207,6 +209,161 @@ describe('finding 1 (security review): webhook verification does bounded work wh
   it('a stale timestamp is refused before any HMAC, whatever the entries', async () => {
     const res = await hostile(`t=${now() - 3600},${Array(5).fill(`v1=${'0'.repeat(64)}`).join(',')}`);
     expect(res).toEqual({ status: 401, code: 'stale_timestamp', hmacs: 0 });
+  });
+});
+
+describe('finding 6 (security review): a delivery with no signed timestamp (github, hmac) is one job per signed body, whatever its unsigned headers; the envelope says what is signed', () => {
+  const valkeyUrl = inject('servers')[0]!.url;
+  const GH = 'gh-f6-secret-0123456789';
+  const HM = 'hm-f6-secret-0123456789';
+  const ST = 'whsec_f6-stripe-0123456';
+  let glide: GlideConnection;
+  let admin: Admin;
+  beforeAll(async () => {
+    glide = await connectGlide(valkeyUrl);
+    admin = await connectAdmin(valkeyUrl);
+  });
+  afterAll(async () => {
+    await glide?.close();
+    admin?.close();
+  });
+
+  /** A producer whose four sources all feed one fresh queue, and a poster for it. */
+  const fresh = () => {
+    const queue = freshQueue('f6');
+    const sources = {
+      gh: { kind: 'github', secrets: [GH], queue },
+      hm: { kind: 'hmac', secrets: [HM], queue, signatureHeader: 'X-Signature', encoding: 'hex', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
+      st: { kind: 'stripe', secrets: [ST], queue },
+      sw: { kind: 'standard', secrets: [STANDARD_NEW], queue },
+    };
+    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(sources) });
+    const app = createProducer({ config: () => config, connection: () => glide });
+    const post = async (source: string, body: string | Uint8Array, headers: Record<string, string>) => {
+      const res = await app.fetch(new Request(`http://producer/v1/webhooks/${source}`, { method: 'POST', body, headers }));
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const envelopeOf = async (id: unknown) =>
+      JSON.parse(((await admin.call('HGET', `emq:{${queue}}:job:${String(id)}`, 'payload')) as Buffer).toString()) as Record<string, unknown>;
+    return { queue, post, envelopeOf };
+  };
+  const hmacHex = (body: string | Uint8Array) => createHmac('sha256', HM).update(body).digest('hex');
+  const standardHeaders = (id: string, body: string, at = new Date()) => ({
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(STANDARD_NEW).sign(id, at, body),
+  });
+
+  it('one signed github delivery replayed with 5 fresh X-GitHub-Delivery ids is one job: each replay answers 200 duplicate with the first id and writes nothing', async () => {
+    const { queue, post, envelopeOf } = fresh();
+    const body = JSON.stringify({ action: 'opened', nonce: crypto.randomUUID() });
+    const signature = await githubSign(GH, body);
+    const delivery = crypto.randomUUID();
+    const first = await post('gh', body, { 'X-Hub-Signature-256': signature, 'X-GitHub-Delivery': delivery, 'X-GitHub-Event': 'issues', 'Content-Type': 'application/json' });
+    expect(first.status).toBe(201);
+    const before = await snapshot(admin, queue);
+    for (let i = 0; i < 5; i++) {
+      // the replayer sets every unsigned header: a fresh delivery id, another event, another content type
+      const again = await post('gh', body, { 'X-Hub-Signature-256': signature, 'X-GitHub-Delivery': crypto.randomUUID(), 'X-GitHub-Event': `push-${i}`, 'Content-Type': 'text/plain' });
+      expect(again).toEqual({ status: 200, body: { id: first.body.id, queue, verdict: 'duplicate' } });
+    }
+    // before the fix: 5 more rows, pending entries and dedup keys
+    expect(await snapshot(admin, queue)).toEqual(before);
+    expect(Object.keys(await admin.footprint(queue))).toHaveLength(3); // one row, pending, one dedup key
+    expect(await envelopeOf(first.body.id)).toMatchObject({ event: 'issues', delivery, contentType: 'application/json' });
+  });
+
+  it('one signed hmac delivery replayed with 5 fresh delivery ids is one job: each replay answers 200 duplicate with the first id and writes nothing', async () => {
+    const { queue, post } = fresh();
+    const body = Uint8Array.from([0xff, 0x00, ...new TextEncoder().encode(crypto.randomUUID())]);
+    const signature = hmacHex(body);
+    const first = await post('hm', body, { 'X-Signature': signature, 'X-Delivery': 'd-1', 'X-Event': 'thing.happened' });
+    expect(first.status).toBe(201);
+    const before = await snapshot(admin, queue);
+    for (let i = 0; i < 5; i++) {
+      const again = await post('hm', body, { 'X-Signature': signature, 'X-Delivery': `d-replay-${crypto.randomUUID()}`, 'X-Event': 'other.thing' });
+      expect(again).toEqual({ status: 200, body: { id: first.body.id, queue, verdict: 'duplicate' } });
+    }
+    expect(await snapshot(admin, queue)).toEqual(before);
+    expect(Object.keys(await admin.footprint(queue))).toHaveLength(3);
+  });
+
+  it('the job parks at de:<dedupIdOf("webhook-body:<source>", the body\'s SHA-256 in hex)>, in the library\'s family; the delivery id parks nothing', async () => {
+    const { queue, post } = fresh();
+    const body = JSON.stringify({ zen: crypto.randomUUID() });
+    const delivery = crypto.randomUUID();
+    const first = await post('gh', body, { 'X-Hub-Signature-256': await githubSign(GH, body), 'X-GitHub-Delivery': delivery });
+    expect(first.status).toBe(201);
+    const parked = `emq:{${queue}}:de:${await dedupIdOf('webhook-body:gh', createHash('sha256').update(body).digest('hex'))}`;
+    expect(String(await admin.text('GET', parked))).toBe(first.body.id);
+    const ttl = Number(await admin.call('TTL', parked));
+    expect(ttl).toBeGreaterThan(7 * 24 * 3600 - 60);
+    expect(ttl).toBeLessThanOrEqual(7 * 24 * 3600);
+    expect(await admin.call('EXISTS', `emq:{${queue}}:de:${await dedupIdOf('webhook:gh', delivery)}`)).toBe(0);
+    await expectLibraryFamilies(admin, queue);
+  });
+
+  it('a genuinely new body is a new job, even under a delivery id already seen (github and hmac)', async () => {
+    const { queue, post } = fresh();
+    const delivery = crypto.randomUUID();
+    const ids = new Set<unknown>();
+    for (const body of ['{"n":1}', '{"n":2}', '{"n":1} ']) {
+      const res = await post('gh', body, { 'X-Hub-Signature-256': await githubSign(GH, body), 'X-GitHub-Delivery': delivery });
+      expect(res.status).toBe(201);
+      ids.add(res.body.id);
+    }
+    for (const body of ['a', 'b']) {
+      const res = await post('hm', body, { 'X-Signature': hmacHex(body), 'X-Delivery': 'd-same' });
+      expect(res.status).toBe(201);
+      ids.add(res.body.id);
+    }
+    expect(ids.size).toBe(5);
+    expect(Number(await admin.call('ZCARD', `emq:{${queue}}:pending`))).toBe(5);
+  });
+
+  it('Stripe and Standard Webhooks still dedupe on their signed ids: a new signed id is a new job, the same id re-signed is a duplicate', async () => {
+    const { queue, post } = fresh();
+    const stripe = new Stripe('sk_test_unused');
+    const stripeEvent = (id: string) => JSON.stringify({ id, type: 'invoice.paid', object: 'event' });
+    const a = stripeEvent(`evt_${crypto.randomUUID()}`);
+    const first = await post('st', a, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: a, secret: ST }) });
+    expect(first.status).toBe(201);
+    const resigned = stripe.webhooks.generateTestHeaderString({ payload: a, secret: ST, timestamp: Math.floor(Date.now() / 1000) - 30 });
+    expect(await post('st', a, { 'Stripe-Signature': resigned })).toEqual({ status: 200, body: { id: first.body.id, queue, verdict: 'duplicate' } });
+    const b = stripeEvent(`evt_${crypto.randomUUID()}`);
+    const other = await post('st', b, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: b, secret: ST }) });
+    expect(other.status).toBe(201);
+    expect(other.body.id).not.toBe(first.body.id);
+
+    // one body under two signed webhook-ids: two deliveries, two jobs
+    const body = JSON.stringify({ type: 'user.created', data: { id: 7 } });
+    const [m1, m2] = [`msg_${crypto.randomUUID()}`, `msg_${crypto.randomUUID()}`];
+    const one = await post('sw', body, standardHeaders(m1, body));
+    const two = await post('sw', body, standardHeaders(m2, body));
+    expect([one.status, two.status]).toEqual([201, 201]);
+    expect(two.body.id).not.toBe(one.body.id);
+    const retry = await post('sw', body, standardHeaders(m1, body, new Date(Date.now() - 30_000)));
+    expect(retry).toEqual({ status: 200, body: { id: one.body.id, queue, verdict: 'duplicate' } });
+    expect(Number(await admin.call('ZCARD', `emq:{${queue}}:pending`))).toBe(4);
+  });
+
+  it('the envelope lists the fields its signature covers: github and hmac the body; stripe the body, delivery and event; standard the body, delivery and the event when the body names one', async () => {
+    const { post, envelopeOf } = fresh();
+    const stripe = new Stripe('sk_test_unused');
+    const signedOf = async (res: { status: number; body: Record<string, unknown> }) => {
+      expect(res.status).toBe(201);
+      return (await envelopeOf(res.body.id)).signed;
+    };
+    const gh = '{"action":"closed"}';
+    expect(await signedOf(await post('gh', gh, { 'X-Hub-Signature-256': await githubSign(GH, gh), 'X-GitHub-Delivery': 'g1', 'X-GitHub-Event': 'issues' }))).toEqual(['body']);
+    expect(await signedOf(await post('hm', 'h', { 'X-Signature': hmacHex('h'), 'X-Delivery': 'h1', 'X-Event': 'e' }))).toEqual(['body']);
+    const typed = JSON.stringify({ id: `evt_${crypto.randomUUID()}`, type: 'charge.failed' });
+    expect(await signedOf(await post('st', typed, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: typed, secret: ST }) }))).toEqual(['body', 'delivery', 'event']);
+    const untyped = JSON.stringify({ id: `evt_${crypto.randomUUID()}` });
+    expect(await signedOf(await post('st', untyped, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: untyped, secret: ST }) }))).toEqual(['body', 'delivery']);
+    const named = JSON.stringify({ type: 'user.deleted' });
+    expect(await signedOf(await post('sw', named, standardHeaders(`msg_${crypto.randomUUID()}`, named)))).toEqual(['body', 'delivery', 'event']);
+    expect(await signedOf(await post('sw', 'not json', standardHeaders(`msg_${crypto.randomUUID()}`, 'not json')))).toEqual(['body', 'delivery']);
   });
 });
 

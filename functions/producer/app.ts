@@ -35,6 +35,7 @@ import { TooLarge, readBody } from '../http/body.js';
 import { parseBatch } from './batch.js';
 import type { Config } from './config.js';
 import { Problem, problemResponse } from './problem.js';
+import { dedupeOf } from './webhooks/dedupe.js';
 import { envelope } from './webhooks/envelope.js';
 import { verify } from './webhooks/verify.js';
 import type { Caller } from './tokens.js';
@@ -183,9 +184,11 @@ export function createProducer({ config, connection, regionOf, minter: given }: 
     const delivery = await verify(source, c.req.raw.headers, body);
     if ('code' in delivery) throw new Problem(delivery.status, delivery.code, delivery.detail);
     const payload = envelope(source, delivery, c.req.header('Content-Type') ?? '', body);
+    // keyed on what is signed: the delivery id where the scheme signs it, else the body
+    const { scope, key } = await dedupeOf(source, delivery, body);
     const { id, verdict } = await enqueueOnce(via(c, source.queue), source.queue, {
-      scope: `webhook:${source.name}`,
-      key: delivery.id,
+      scope,
+      key,
       mint,
       payload,
       compare: false,

@@ -6,7 +6,7 @@
 //   EMQ_MAX_BATCH_BYTES      a batch request's body cap, default 5242880 (5 MiB)
 //   EMQ_REST_TIMEOUT_MS      one REST request's budget, default 5000
 //   EMQ_SOURCES              webhook sources (see webhooks/sources.ts); a secret when it holds secrets
-//   EMQ_DEDUPE_TTL_SECONDS   how long a delivery id or Idempotency-Key is remembered, default 604800 (7 days)
+//   EMQ_DEDUPE_TTL_SECONDS   how long a webhook delivery or Idempotency-Key is remembered, default 604800 (7 days)
 //   EMQ_NODE_ID              this process's snowflake node id (0-1023), pinned; unset: drawn from EMQ_NODE_IDS
 //   EMQ_NODE_IDS             the pool a minter with no pinned node id draws from at start, default 0-1023
 //   EMQ_REGION, EMQ_HOME_REGIONS, EMQ_REGION_URLS, EMQ_REST_TOKEN_<REGION>: which region's gateway

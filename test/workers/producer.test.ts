@@ -4,7 +4,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { producerFor } from '../../functions/producer/worker.js';
 import { mintId } from '../../shared/ids.js';
-import { dedupIdOf } from '../../shared/keyspace.js';
+import { dedupIdOf, sha256Hex } from '../../shared/keyspace.js';
 
 const gw = inject('gateway');
 const TOKEN = 'caller-token-0123456789abcdef';
@@ -251,7 +251,8 @@ describe('producer Worker in workerd', () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ id, queue: q, verdict: 'duplicate' });
     // only the library's families: the row, the pending set, the dedup key holding the bare id
-    const de = `emq:{${q}}:de:${await dedupIdOf('webhook:hk', 'delivery-7')}`;
+    // (an hmac delivery id is an unsigned header: the key is the signed body's)
+    const de = `emq:{${q}}:de:${await dedupIdOf('webhook-body:hk', await sha256Hex(body))}`;
     expect(await footprint(q)).toEqual([de, `emq:{${q}}:job:${id}`, `emq:{${q}}:pending`].sort());
     expect(text(await admin('GET', de))).toBe(id);
     const envelope = JSON.parse(text(await admin('HGET', `emq:{${q}}:job:${id}`, 'payload'))) as { body: string };

@@ -1,14 +1,20 @@
 // Verifying a delivery: HMAC-SHA256 with Web Crypto over the raw body bytes (crypto.subtle.verify
 // compares in constant time), for each configured secret, so a rotating pair both verify.
-// Each scheme yields the delivery's stable id and its event type, or a typed refusal.
+// Each scheme yields the delivery's stable id, its event type and which of them its signature
+// covers, or a typed refusal.
 import type { Source } from './sources.js';
 import { fromBase64 } from '../../../shared/base64.js';
 
 export type Refusal = { status: 400 | 401; code: 'invalid_signature' | 'stale_timestamp' | 'invalid_delivery'; detail: string };
 
+/** Envelope fields a signature can vouch for; the rest (headers, receivedAt) anyone can set. */
+export type SignedField = 'body' | 'delivery' | 'event';
+
 export interface Delivery {
   id: string;
   event: string;
+  /** What the signature covers: the body always; the id and event only where the scheme signs them. */
+  signed: SignedField[];
 }
 
 const utf8 = new TextEncoder();
@@ -105,7 +111,8 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
       if (!(await anyVerifies(source.secretBytes, [sig], body))) return badSignature('X-Hub-Signature-256 does not match the body');
       const id = headers.get('X-GitHub-Delivery');
       if (!id) return { status: 400, code: 'invalid_delivery', detail: 'X-GitHub-Delivery is missing' };
-      return { id, event: headers.get('X-GitHub-Event') ?? '' };
+      // X-GitHub-Delivery and X-GitHub-Event are headers the signature does not cover
+      return { id, event: headers.get('X-GitHub-Event') ?? '', signed: ['body'] };
     }
     case 'stripe': {
       const header = signatureHeader(headers, 'Stripe-Signature');
@@ -130,7 +137,9 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
       }
       // `null` is JSON too: no event, no id
       if (typeof event?.id !== 'string' || !event.id) return { status: 400, code: 'invalid_delivery', detail: 'the Stripe event has no id' };
-      return { id: event.id, event: typeof event.type === 'string' ? event.type : '' };
+      // both read from the signed body
+      const typed = typeof event.type === 'string';
+      return { id: event.id, event: typed ? (event.type as string) : '', signed: typed ? ['body', 'delivery', 'event'] : ['body', 'delivery'] };
     }
     case 'standard': {
       const id = headers.get('webhook-id');
@@ -149,14 +158,15 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
       if (late) return late;
       const signed = concat(utf8.encode(`${id}.${ts}.`), body);
       if (!(await anyVerifies(source.secretBytes, v1 as Uint8Array[], signed))) return badSignature('webhook-signature does not match the body');
-      let type = '';
+      let type: string | undefined;
       try {
         const parsed = JSON.parse(new TextDecoder().decode(body)) as { type?: unknown };
         if (typeof parsed.type === 'string') type = parsed.type;
       } catch {
         // the event type is optional metadata; the body stays what it is
       }
-      return { id, event: type };
+      // webhook-id is part of the signed content; the event only when the signed body names one
+      return { id, event: type ?? '', signed: type === undefined ? ['body', 'delivery'] : ['body', 'delivery', 'event'] };
     }
     case 'hmac': {
       const header = signatureHeader(headers, source.signatureHeader!);
@@ -167,7 +177,8 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
       if (!(await anyVerifies(source.secretBytes, [sig], body))) return badSignature(`${source.signatureHeader} does not match the body`);
       const id = headers.get(source.idHeader!);
       if (!id) return { status: 400, code: 'invalid_delivery', detail: `${source.idHeader} (the delivery id) is missing` };
-      return { id, event: source.eventHeader ? (headers.get(source.eventHeader) ?? '') : '' };
+      // the id and event headers are not covered by the signature
+      return { id, event: source.eventHeader ? (headers.get(source.eventHeader) ?? '') : '', signed: ['body'] };
     }
   }
 }
