@@ -84,7 +84,7 @@ describe.each(inject('servers'))('our scripts ≡ the library\'s on accepted inp
       else if (type === 'zset') {
         // [member, score] pairs, however the client shapes the reply (flat, nested, or glide's { key, value })
         const flat = ((await admin.call('ZRANGE', k, '0', '-1', 'WITHSCORES')) as unknown[]).flatMap((e) =>
-          Array.isArray(e) ? e : e !== null && typeof e === 'object' && 'key' in e ? [(e as { key: unknown }).key, (e as { value: unknown }).value] : [e],
+          Array.isArray(e) ? e : e !== null && typeof e === 'object' && 'key' in e ? [(e as { key: unknown }).key, (e as unknown as { value: unknown }).value] : [e],
         );
         const pairs: Array<[unknown, number]> = [];
         for (let i = 0; i < flat.length; i += 2) pairs.push([bytes(flat[i]), Number(String(flat[i + 1]))]);
