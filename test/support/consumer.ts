@@ -159,7 +159,7 @@ export interface GroupClaimed extends Claimed {
   group: string;
 }
 
-export function libraryConsumer(admin: Admin, queue: string) {
+export function libraryConsumer(admin: Pick<Admin, 'call'>, queue: string) {
   const p = `emq:{${queue}}:`;
   return {
     /** Jobs.claim/3: the oldest pending job (lowest bytes at score 0), or null. */
