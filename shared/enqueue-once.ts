@@ -29,6 +29,13 @@ export interface OnceOptions {
 /** The longest dedup-key lifetime @enqueue-once takes (10 digits of seconds). */
 export const TTL_MAX_SECONDS = 9_999_999_999;
 
+/** Throws RangeError unless `ttlSeconds` is a dedup key's lifetime: a whole number from 1 to TTL_MAX_SECONDS. */
+export function checkTtlSeconds(ttlSeconds: number): void {
+  if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > TTL_MAX_SECONDS) {
+    throw new RangeError(`ttlSeconds must be a whole number from 1 to ${TTL_MAX_SECONDS}, got ${ttlSeconds}`);
+  }
+}
+
 /** Ids minted for one call, in all, before enqueueOnce stops trying. */
 export const MINT_TRIES = 8;
 
@@ -43,40 +50,53 @@ export async function enqueueOnce(connection: Connection, queue: string, options
   const { scope, key, payload, compare, ttlSeconds, id: given, mint = mintId } = options;
   const keysOf = enqueueKeys(queue);
   checkPayload(payload);
-  if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > TTL_MAX_SECONDS) {
-    throw new RangeError(`ttlSeconds must be a whole number from 1 to ${TTL_MAX_SECONDS}, got ${ttlSeconds}`);
-  }
+  checkTtlSeconds(ttlSeconds);
   if (given !== undefined) validateId(given);
   const dedup = dedupKey(queue, await dedupIdOf(scope, key));
   const flags = [compare ? '1' : '0', String(ttlSeconds)] as const;
 
-  const send = async (id: string) => {
+  const { flag, id } = await sendOnce(given, mint, '@enqueue-once', async (id) => {
     const [row, pending] = keysOf(id);
     const outcome = await runScript(connection, enqueueOnceScript, [row, pending, dedup], [id, ...flags, payload]);
     if (!outcome.ok) throw fromReply(outcome.error); // EMQCONFLICT is a ConflictError
     return replyOf(outcome.value, id);
-  };
+  });
+  return { id, verdict: flag === 1 ? 'enqueued' : 'duplicate' };
+}
 
+/**
+ * The id loop every dedup-keyed admission shares: `send` runs the script for one id and
+ * answers its checked reply. With a caller's id (`given`), one call: a 2 (a row for it
+ * exists) is that job, a duplicate. Without, ids from `mint`: a 2 for an id just minted
+ * is another minter's job, so a fresh id is sent, at most MINT_TRIES in all. Resolves to
+ * flag 1 (admitted under `id`) or 0 (a duplicate of `id`).
+ */
+export async function sendOnce(
+  given: string | undefined,
+  mint: () => string,
+  name: string,
+  send: (id: string) => Promise<{ flag: 0 | 1 | 2; id: string }>,
+): Promise<{ flag: 0 | 1; id: string }> {
   if (given !== undefined) {
     const { flag, id } = await send(given);
-    return { id, verdict: flag === 1 ? 'enqueued' : 'duplicate' };
+    return { flag: flag === 1 ? 1 : 0, id };
   }
   for (let tries = 0; tries < MINT_TRIES; tries++) {
     const minted = tries === 0 ? mint() : remint(mint);
     validateId(minted);
     const { flag, id } = await send(minted);
-    if (flag !== 2) return { id, verdict: flag === 1 ? 'enqueued' : 'duplicate' };
+    if (flag !== 2) return { flag, id };
     // flag 2: the id we just minted names a job we never sent, so another minter made it
   }
   throw new ServerError(
-    `@enqueue-once: ${MINT_TRIES} freshly minted ids in a row each named an existing job; ids kept colliding, ` +
+    `${name}: ${MINT_TRIES} freshly minted ids in a row each named an existing job; ids kept colliding, ` +
       'so another minter shares this one\'s node id (check EMQ_NODE_ID); nothing was written',
   );
 }
 
-/** The reply, checked: [1, sent id] enqueued, [0, a JOB id] duplicate, [2, sent id] taken. */
-function replyOf(value: unknown, sent: string): { flag: 0 | 1 | 2; id: string } {
-  const wrong = () => new ProtocolError(`@enqueue-once replied ${describe(value)}; expected [1|0|2, job id]`);
+/** The reply, checked: [1, sent id] admitted, [0, a JOB id] duplicate, [2, sent id] taken. */
+export function replyOf(value: unknown, sent: string, name = '@enqueue-once'): { flag: 0 | 1 | 2; id: string } {
+  const wrong = () => new ProtocolError(`${name} replied ${describe(value)}; expected [1|0|2, job id]`);
   if (!Array.isArray(value) || value.length !== 2) throw wrong();
   const flag = typeof value[0] === 'bigint' ? Number(value[0]) : value[0];
   const id = replyText(value[1]);

@@ -4,7 +4,7 @@ import { TRANSIENT_RETRIES, asEval, evalsha, isNoScript, isTransient, runScript,
 import { EmqError, InvalidPayloadError, ProtocolError, ServerError, fromReply } from './errors.js';
 import { mintId, remint } from './ids.js';
 import { enqueueKeys } from './keyspace.js';
-import { enqueueScript } from './scripts.js';
+import { enqueueScript, type Script } from './scripts.js';
 
 export type Verdict = 'enqueued' | 'duplicate';
 
@@ -54,13 +54,13 @@ export function checkPayload(payload: unknown): asserts payload is Payload {
   }
 }
 
-/** The verdict a reply stands for, or the typed error it stands for. */
-function verdictOf(outcome: Outcome): Verdict | EmqError {
+/** The verdict a reply of @enqueue (or a script replying as it does) stands for, or the typed error it stands for. */
+export function verdictOf(outcome: Outcome, name = '@enqueue'): Verdict | EmqError {
   if (!outcome.ok) return fromReply(outcome.error);
   const value = typeof outcome.value === 'bigint' ? Number(outcome.value) : outcome.value;
   if (value === 1) return 'enqueued';
   if (value === 0) return 'duplicate';
-  return new ProtocolError(`@enqueue replied ${String(value)}; expected 1 or 0`);
+  return new ProtocolError(`${name} replied ${String(value)}; expected 1 or 0`);
 }
 
 /**
@@ -97,9 +97,9 @@ export async function enqueueNew(connection: Connection, queue: string, payload:
 }
 
 /** Some jobs of a batch failed; `results` holds every job's verdict or error, in order. */
-export class BatchError extends EmqError {
-  readonly results: ReadonlyArray<JobResult | { id: string; error: EmqError }>;
-  constructor(results: BatchError['results']) {
+export class BatchError<V extends string = Verdict> extends EmqError {
+  readonly results: ReadonlyArray<{ id: string; verdict: V } | { id: string; error: EmqError }>;
+  constructor(results: ReadonlyArray<{ id: string; verdict: V } | { id: string; error: EmqError }>) {
     const failed = results.filter((r) => 'error' in r);
     const first = failed[0] as { error: EmqError };
     super(first.error.code, `${failed.length} of ${results.length} jobs failed; first: ${first.error.message}`, {
@@ -138,19 +138,7 @@ export async function enqueueMany(connection: Connection, queue: string, jobs: r
   if (jobs.length === 0) return [];
   const commandOf = (i: number) => evalsha(enqueueScript, keysOf(ids[i]!), [ids[i]!, jobs[i]!.payload]);
 
-  const outcomes = await sendAll(connection, jobs.map((_, i) => commandOf(i)));
-  // collisions: minted ids another minter had taken get fresh ids, sent again
-  for (let tries = 1; ; tries++) {
-    const collided = outcomes.map((o, i) => (minted[i] && verdictOf(o) === 'duplicate' ? i : -1)).filter((i) => i >= 0);
-    if (collided.length === 0) break;
-    if (tries >= MINT_TRIES) {
-      collided.forEach((i) => (outcomes[i] = { ok: false, error: collisionError(MINT_TRIES).message }));
-      break;
-    }
-    for (const i of collided) ids[i] = remint(mint);
-    const again = await sendAll(connection, collided.map(commandOf));
-    collided.forEach((i, k) => (outcomes[i] = again[k]!));
-  }
+  const outcomes = await sendMinted(connection, enqueueScript, ids, minted, commandOf, (o) => verdictOf(o) === 'duplicate', mint);
 
   const results = ids.map((id, i) => {
     const verdict = verdictOf(outcomes[i]!);
@@ -160,19 +148,50 @@ export async function enqueueMany(connection: Connection, queue: string, jobs: r
   return results as JobResult[];
 }
 
-/** One pipeline of @enqueue calls, with the NOSCRIPT and TRYAGAIN rounds; an outcome per command. */
-async function sendAll(connection: Connection, commands: ScriptCommand[]): Promise<Outcome[]> {
+/**
+ * Sends one call per job (`commandOf(i)` builds job i's from `ids[i]`) as one pipeline, then
+ * remints the minted ids another minter had taken (`collided` says which replies mean that)
+ * and sends those jobs again, at most MINT_TRIES times in all; an outcome per job, in order.
+ * Updates `ids` in place with the ids the jobs were last sent under.
+ */
+export async function sendMinted(
+  connection: Connection,
+  script: Script,
+  ids: string[],
+  minted: readonly boolean[],
+  commandOf: (i: number) => ScriptCommand,
+  collided: (outcome: Outcome) => boolean,
+  mint: () => string,
+): Promise<Outcome[]> {
+  const outcomes = await sendAll(connection, script, ids.map((_, i) => commandOf(i)));
+  // collisions: minted ids another minter had taken get fresh ids, sent again
+  for (let tries = 1; ; tries++) {
+    const again = outcomes.map((o, i) => (minted[i] && collided(o) ? i : -1)).filter((i) => i >= 0);
+    if (again.length === 0) break;
+    if (tries >= MINT_TRIES) {
+      again.forEach((i) => (outcomes[i] = { ok: false, error: collisionError(MINT_TRIES).message }));
+      break;
+    }
+    for (const i of again) ids[i] = remint(mint);
+    const resent = await sendAll(connection, script, again.map(commandOf));
+    again.forEach((i, k) => (outcomes[i] = resent[k]!));
+  }
+  return outcomes;
+}
+
+/** One pipeline of one script's calls, with the NOSCRIPT and TRYAGAIN rounds; an outcome per command. */
+export async function sendAll(connection: Connection, script: Script, commands: ScriptCommand[]): Promise<Outcome[]> {
   const outcomes = await connection.pipeline(commands);
   const flushed = commands.map((_, i) => i).filter((i) => isNoScript(outcomes[i]!));
   if (flushed.length > 0) {
     // One EVAL loads the script; the EVALSHAs after it in the same pipeline find it.
     const [first, ...rest] = flushed as [number, ...number[]];
-    const retry = [asEval(enqueueScript, commands[first]!), ...rest.map((i) => commands[i]!)];
+    const retry = [asEval(script, commands[first]!), ...rest.map((i) => commands[i]!)];
     let again = await connection.pipeline(retry);
     // Only a second flush racing this one lands here: send the text with each.
     const still = again.map((o, k) => (isNoScript(o) ? k : -1)).filter((k) => k >= 0);
     if (still.length > 0) {
-      const texts = await connection.pipeline(still.map((k) => asEval(enqueueScript, retry[k]!)));
+      const texts = await connection.pipeline(still.map((k) => asEval(script, retry[k]!)));
       again = again.map((o, k) => (still.includes(k) ? texts[still.indexOf(k)]! : o));
     }
     flushed.forEach((i, k) => (outcomes[i] = again[k]!));
@@ -183,7 +202,7 @@ async function sendAll(connection: Connection, commands: ScriptCommand[]): Promi
     const again = commands.map((_, i) => i).filter((i) => isTransient(outcomes[i]!));
     if (again.length === 0) break;
     await transientDelay(attempt);
-    const retried = await connection.pipeline(again.map((i) => asEval(enqueueScript, commands[i]!)));
+    const retried = await connection.pipeline(again.map((i) => asEval(script, commands[i]!)));
     again.forEach((i, k) => (outcomes[i] = retried[k]!));
   }
   return outcomes;

@@ -23,10 +23,43 @@ export {
   snowflakeOf,
 } from './ids.js';
 export type { DecodedId, Minter, MinterOptions } from './ids.js';
-export { QUEUE_MAX_LENGTH, dedupIdOf, dedupKey, enqueueKeys, jobKey, pendingKey, sha256Hex, validateId, validateQueue } from './keyspace.js';
+export {
+  QUEUE_MAX_LENGTH,
+  dedupIdOf,
+  dedupKey,
+  enqueueKeys,
+  genqueueKeys,
+  groupActiveKey,
+  groupLimitKey,
+  jobKey,
+  laneKey,
+  pausedGroupsKey,
+  pendingKey,
+  ringKey,
+  scheduleKey,
+  scheduleKeys,
+  sha256Hex,
+  validateGroup,
+  validateId,
+  validateQueue,
+  wakeKey,
+} from './keyspace.js';
 export { TTL_MAX_SECONDS, enqueueOnce } from './enqueue-once.js';
 export type { OnceOptions } from './enqueue-once.js';
 export { jobState } from './job-state.js';
 export type { JobState } from './job-state.js';
-export { allScripts, enqueueOnceScript, enqueueScript, jobStateScript } from './scripts.js';
+export { SCHEDULE_AT_MAX_MS, SCHEDULE_DELAY_MAX_MS, schedule, scheduleMany, scheduleOnce } from './schedule.js';
+export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerdict, ScheduledJobInput } from './schedule.js';
+export { enqueueGrouped, enqueueGroupedMany, enqueueGroupedOnce } from './lanes.js';
+export type { GroupedJobInput, GroupedOnceOptions } from './lanes.js';
+export {
+  allScripts,
+  enqueueOnceScript,
+  enqueueScript,
+  genqueueOnceScript,
+  genqueueScript,
+  jobStateScript,
+  scheduleOnceScript,
+  scheduleScript,
+} from './scripts.js';
 export type { Script } from './scripts.js';

@@ -1,6 +1,6 @@
 // The keyspace: every key this project sends is built here, after its parts are checked.
 import { InvalidIdError, InvalidQueueError, KindError } from './errors.js';
-import { checkIdShape } from './ids.js';
+import { checkIdShape, idShapeProblem } from './ids.js';
 
 /**
  * Queue names: 1 to 128 characters of `A-Z a-z 0-9 . _ -`. That keeps `{`, `}` (the
@@ -68,6 +68,88 @@ export function enqueueKeys(queue: string): (id: string) => [row: string, pendin
   return (id) => {
     validateId(id);
     return [rowOf(queue, id), pending];
+  };
+}
+
+/**
+ * Throws InvalidIdError saying what is wrong unless `group` names a lane: a 14-byte branded
+ * id of any namespace (the library's `lane_key!` check), e.g. `PRT0KHTOWnGLuC`.
+ */
+export function validateGroup(group: unknown): asserts group is string {
+  if (typeof group !== 'string') throw new InvalidIdError(`group must be a string, got ${typeof group}`);
+  const problem = idShapeProblem(group);
+  if (problem) {
+    throw new InvalidIdError(`group ${describe(group)} ${problem}: a group (lane) is named by a 14-character branded id of any namespace, such as PRT0KHTOWnGLuC`);
+  }
+}
+
+// A queue's other keys, `emq:{<queue>}:<suffix>`, for checked queues.
+const keyOf = (queue: string, suffix: string) => `emq:{${queue}}:${suffix}`;
+
+/** `emq:{<queue>}:schedule`, the queue's schedule set (scored by run-at Unix ms). */
+export function scheduleKey(queue: string): string {
+  validateQueue(queue);
+  return keyOf(queue, 'schedule');
+}
+
+/** `emq:{<queue>}:g:<group>:pending`, one group's lane. */
+export function laneKey(queue: string, group: string): string {
+  validateQueue(queue);
+  validateGroup(group);
+  return keyOf(queue, `g:${group}:pending`);
+}
+
+/** `emq:{<queue>}:ring`, the groups that can be served now (a list). */
+export function ringKey(queue: string): string {
+  validateQueue(queue);
+  return keyOf(queue, 'ring');
+}
+
+/** `emq:{<queue>}:paused`, the paused groups (a set; the queue's own pause flag is in `meta`). */
+export function pausedGroupsKey(queue: string): string {
+  validateQueue(queue);
+  return keyOf(queue, 'paused');
+}
+
+/** `emq:{<queue>}:glimit`, group → concurrency ceiling (a hash). */
+export function groupLimitKey(queue: string): string {
+  validateQueue(queue);
+  return keyOf(queue, 'glimit');
+}
+
+/** `emq:{<queue>}:gactive`, group → jobs claimed now (a hash). */
+export function groupActiveKey(queue: string): string {
+  validateQueue(queue);
+  return keyOf(queue, 'gactive');
+}
+
+/** `emq:{<queue>}:wake`, wake tokens for parked consumers (a list of at most 64). */
+export function wakeKey(queue: string): string {
+  validateQueue(queue);
+  return keyOf(queue, 'wake');
+}
+
+/** The keys @schedule takes for jobs of one queue, as KEYS[1] and KEYS[2]; checks the queue once. */
+export function scheduleKeys(queue: string): (id: string) => [row: string, schedule: string] {
+  validateQueue(queue);
+  const schedule = keyOf(queue, 'schedule');
+  return (id) => {
+    validateId(id);
+    return [rowOf(queue, id), schedule];
+  };
+}
+
+/**
+ * The seven keys @genqueue takes for jobs of one queue: the row, the group's lane, ring,
+ * paused, glimit, gactive, wake. Checks the queue once, then the id and the group per job.
+ */
+export function genqueueKeys(queue: string): (id: string, group: string) => string[] {
+  validateQueue(queue);
+  const shared = ['ring', 'paused', 'glimit', 'gactive', 'wake'].map((s) => keyOf(queue, s));
+  return (id, group) => {
+    validateId(id);
+    validateGroup(group);
+    return [rowOf(queue, id), keyOf(queue, `g:${group}:pending`), ...shared];
   };
 }
 

@@ -1,8 +1,13 @@
-// A model of the EchoMQ library's consumer (LIBRARY.md §a.5, §d), written from its description
-// and independent of the code under test: the id check its key builder makes before any
-// wire, @claim (ZPOPMIN of pending, attempts + 1 as the fencing token, state active, a lease
-// in the active set) and a flat @complete (token check, ZREM active, DEL row, the completed
-// counter). A job we write is only useful if this consumer can take it to the end.
+// A model of the EchoMQ library's consumer (LIBRARY.md §a.5, §c.4, §d), written from its
+// description and independent of the code under test: the id check its key builder makes
+// before any wire, @claim (ZPOPMIN of pending, attempts + 1 as the fencing token, state
+// active, a lease in the active set), @promote (due schedule entries to pending, or to their
+// group's lane with the ring and wake rule), @gclaim (rotate the ring one step, serve that
+// lane's oldest job, count it in gactive, drop the group from the ring at its ceiling or
+// when its lane is empty), @complete for flat and grouped jobs (token check, ZREM active,
+// the group's bookkeeping and re-ring rule, DEL row, the completed counter), and the
+// operator's group pause and limit. A job we write is only useful if this consumer can take
+// it to the end.
 import type { Admin } from './admin.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -36,15 +41,111 @@ redis.call('ZADD', KEYS[2], now[1] * 1000 + math.floor(now[2] / 1000) + tonumber
 return { id, redis.call('HGET', row, 'payload'), token }
 `;
 
+// The ring rule the library repeats in admission, promote, reap, complete and resume: an
+// unpaused group below its ceiling, not on the ring yet, goes on it, with a wake (at most
+// 64 kept). p is the queue's prefix emq:{q}:, g the group, act its live count.
+const RING = `
+local function ring(p, g, act)
+  if redis.call('SISMEMBER', p .. 'paused', g) == 1 then return end
+  local lim = redis.call('HGET', p .. 'glimit', g)
+  if lim and act >= tonumber(lim) then return end
+  if redis.call('LPOS', p .. 'ring', g) then return end
+  redis.call('RPUSH', p .. 'ring', g)
+  redis.call('LPUSH', p .. 'wake', '1')
+  redis.call('LTRIM', p .. 'wake', 0, 63)
+end
+local function now_ms()
+  local t = redis.call('TIME')
+  return t[1] * 1000 + math.floor(t[2] / 1000)
+end
+`;
+
 // KEYS[1] active, KEYS[2] the row; ARGV[1] id, ARGV[2] token, ARGV[3] emq:{q}:
-const COMPLETE = `
+const COMPLETE = `${RING}
 local attempts = redis.call('HGET', KEYS[2], 'attempts')
 if not attempts then return 0 end
 if attempts ~= ARGV[2] then return redis.error_reply('EMQSTALE complete token mismatch') end
+local p = ARGV[3]
+local g = redis.call('HGET', KEYS[2], 'group')
 local was = redis.call('ZREM', KEYS[1], ARGV[1])
-if was == 0 then redis.call('ZREM', ARGV[3] .. 'pending', ARGV[1]) end
+if g then
+  local lane = p .. 'g:' .. g .. ':pending'
+  if was == 1 then
+    local act = redis.call('HINCRBY', p .. 'gactive', g, -1)
+    if act <= 0 then redis.call('HDEL', p .. 'gactive', g) end
+    if redis.call('ZCARD', lane) > 0 then ring(p, g, act) end
+  else
+    redis.call('ZREM', lane, ARGV[1])
+    if redis.call('ZCARD', lane) == 0 then redis.call('LREM', p .. 'ring', 0, g) end
+  end
+elseif was == 0 then
+  redis.call('ZREM', p .. 'pending', ARGV[1])
+end
 redis.call('DEL', KEYS[2])
-redis.call('HINCRBY', ARGV[3] .. 'metrics:completed', 'count', 1)
+redis.call('HINCRBY', p .. 'metrics:completed', 'count', 1)
+return 1
+`;
+
+// KEYS[1] schedule, KEYS[2] pending; ARGV[1] emq:{q}:, ARGV[2] how many at most
+const PROMOTE = `${RING}
+local p = ARGV[1]
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms(), 'LIMIT', 0, tonumber(ARGV[2]))
+for _, id in ipairs(due) do
+  redis.call('ZREM', KEYS[1], id)
+  local row = p .. 'job:' .. id
+  local g = redis.call('HGET', row, 'group')
+  if g then
+    redis.call('ZADD', p .. 'g:' .. g .. ':pending', 0, id)
+    ring(p, g, tonumber(redis.call('HGET', p .. 'gactive', g) or '0'))
+  else
+    redis.call('ZADD', KEYS[2], 0, id)
+  end
+  redis.call('HSET', row, 'state', 'pending')
+end
+return #due
+`;
+
+// KEYS[1] ring, KEYS[2] active; ARGV[1] emq:{q}:, ARGV[2] lease ms
+const GCLAIM = `${RING}
+local p = ARGV[1]
+local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')
+if not g then return {} end
+local lane = p .. 'g:' .. g .. ':pending'
+local popped = redis.call('ZPOPMIN', lane)
+if #popped == 0 then
+  redis.call('LREM', KEYS[1], 0, g)
+  return {}
+end
+local id = popped[1]
+local row = p .. 'job:' .. id
+local token = redis.call('HINCRBY', row, 'attempts', 1)
+redis.call('HSET', row, 'state', 'active')
+redis.call('ZADD', KEYS[2], now_ms() + tonumber(ARGV[2]), id)
+local act = redis.call('HINCRBY', p .. 'gactive', g, 1)
+local lim = redis.call('HGET', p .. 'glimit', g)
+if (lim and act >= tonumber(lim)) or redis.call('ZCARD', lane) == 0 then
+  redis.call('LREM', KEYS[1], 0, g)
+end
+return { id, redis.call('HGET', row, 'payload'), token, g }
+`;
+
+// Lanes.pause: KEYS[1] paused, KEYS[2] ring; ARGV[1] the group
+const GPAUSE = `
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('LREM', KEYS[2], 0, ARGV[1])
+return 1
+`;
+
+// Lanes.limit: KEYS[1] glimit; ARGV[1] emq:{q}:, ARGV[2] the group, ARGV[3] the ceiling
+const GLIMIT = `${RING}
+local p, g, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], g, ARGV[3])
+local act = tonumber(redis.call('HGET', p .. 'gactive', g) or '0')
+if act >= n then
+  redis.call('LREM', p .. 'ring', 0, g)
+elseif redis.call('ZCARD', p .. 'g:' .. g .. ':pending') > 0 then
+  ring(p, g, act)
+end
 return 1
 `;
 
@@ -54,7 +155,11 @@ export interface Claimed {
   token: number;
 }
 
-export function libraryConsumer(admin: Admin, queue: string) {
+export interface GroupClaimed extends Claimed {
+  group: string;
+}
+
+export function libraryConsumer(admin: Pick<Admin, 'call'>, queue: string) {
   const p = `emq:{${queue}}:`;
   return {
     /** Jobs.claim/3: the oldest pending job (lowest bytes at score 0), or null. */
@@ -64,11 +169,33 @@ export function libraryConsumer(admin: Admin, queue: string) {
       const [id, payload, token] = reply as [Buffer, Buffer, number];
       return { id: id.toString('latin1'), payload, token: Number(token) };
     },
-    /** Jobs.complete/4 for a flat job: 'ok', 'gone', or throws EMQSTALE; the key builder first. */
+    /** Jobs.complete/4 for a flat or grouped job: 'ok', 'gone', or throws EMQSTALE; the key builder first. */
     async complete(id: string, token: number): Promise<'ok' | 'gone'> {
       const row = libraryJobKey(queue, id); // raises on an ill-formed id, as the library does
       const reply = await admin.call('EVAL', COMPLETE, '2', `${p}active`, row, id, String(token), p);
       return Number(reply) === 1 ? 'ok' : 'gone';
+    },
+    /** Jobs.promote/3: moves up to `batch` due jobs (score <= the server's TIME) on; answers how many. */
+    async promote(batch = 100): Promise<number> {
+      return Number(await admin.call('EVAL', PROMOTE, '2', `${p}schedule`, `${p}pending`, p, String(batch)));
+    },
+    /** Lanes.claim/3: the queue's pause flag first, then one ring step and that lane's oldest job, or null. */
+    async gclaim(leaseMs = 30_000): Promise<GroupClaimed | null> {
+      if ((await admin.call('HGET', `${p}meta`, 'paused')) !== null) return null;
+      const reply = (await admin.call('EVAL', GCLAIM, '2', `${p}ring`, `${p}active`, p, String(leaseMs))) as unknown[];
+      if (reply.length === 0) return null;
+      const [id, payload, token, group] = reply as [Buffer, Buffer, number, Buffer];
+      return { id: id.toString('latin1'), payload, token: Number(token), group: group.toString('latin1') };
+    },
+    /** Lanes.pause/3: the group leaves the ring; its lane and its jobs in flight stay. */
+    async pauseGroup(group: string): Promise<void> {
+      if (!libraryAcceptsId(group)) throw new Error('a lane is named by a valid branded id');
+      await admin.call('EVAL', GPAUSE, '2', `${p}paused`, `${p}ring`, group);
+    },
+    /** Lanes.limit/4: the group's ceiling; at or under its live count the group leaves the ring. */
+    async limitGroup(group: string, n: number): Promise<void> {
+      if (!libraryAcceptsId(group)) throw new Error('a lane is named by a valid branded id');
+      await admin.call('EVAL', GLIMIT, '1', `${p}glimit`, p, group, String(n));
     },
   };
 }

@@ -1,0 +1,140 @@
+--[[
+  @genqueue-once: @genqueue behind the library's dedup key, atomically, one round trip. A
+  dedup id's first use enqueues the job into its group's lane and parks its bare id at
+  emq:{q}:de:<dedupId> (SET NX EX); later uses answer the parked id. Writes exactly
+  @genqueue's row, lane entry, ring and wake. The keys are @genqueue's with the dedup key
+  last; the arguments @genqueue's with compare and ttl after the id (as @enqueue-once adds
+  them to @enqueue's); the payload stays last.
+
+  KEYS[1]  emq:{<q>}:job:<id>            the row (HASH)
+  KEYS[2]  emq:{<q>}:g:<group>:pending   the group's lane (ZSET)
+  KEYS[3]  emq:{<q>}:ring                the groups that can be served now (LIST)
+  KEYS[4]  emq:{<q>}:paused              the paused groups (SET)
+  KEYS[5]  emq:{<q>}:glimit              group -> concurrency ceiling (HASH)
+  KEYS[6]  emq:{<q>}:gactive             group -> jobs claimed now (HASH)
+  KEYS[7]  emq:{<q>}:wake                wake tokens (LIST, 64 at most)
+  KEYS[8]  emq:{<q>}:de:<dedupId>        the dedup key (STRING), dedupId 1-255 of A-Za-z0-9._-
+
+  ARGV[1]  <id>       the new job's id: JOB + 11 base62 digits (a branded id)
+  ARGV[2]  <compare>  1: on a hit the parked row must hold this payload and this group; 0: never
+  ARGV[3]  <ttl>      the dedup key's seconds, 1 to 9999999999
+  ARGV[4]  <group>    a branded id of any namespace
+  ARGV[5]  <payload>  stored verbatim; last, so REST sends it as the raw body
+
+  Replies
+    {1, id}        enqueued: row (state=pending, attempts=0, payload, group), lane entry
+                   at score 0, the ring and wake rule of @genqueue, dedup key holding id
+    {0, original}  duplicate: the dedup key parks original (its row may be gone)
+    {2, id}        no dedup key, but a row for id exists; nothing written. The host
+                   decides: its own minted id collided (mint again), a caller's id is that job
+
+  Errors (nothing written; echoes: printable ASCII, 200 bytes each at most)
+    EMQKIND job id must be JOB-namespaced
+    EMQLAYOUT ...  not one queue's keys (q: 1-128 of A-Za-z0-9._-, not emq), KEYS[1] not
+                   id's row, KEYS[2] not group's lane, id or group not branded, a bad
+                   dedup id, ARGV not exactly as above; the dedup key parks no JOB id; or
+                   (on a miss) the group's glimit or gactive field holds no number
+    EMQCONFLICT    compare is 1 and the parked row's payload or group differs
+    WRONGTYPE ...  KEYS[8] not a string, KEYS[2] to KEYS[7] not their types above, a row
+                   read not a hash
+
+  Order: kind, layout, types of KEYS[8], KEYS[2] to KEYS[7]; then a hit: parked id gate,
+  with compare its row's type, payload and group, reply 0; a miss: type of KEYS[1], a row:
+  reply 2, else the glimit and gactive fields, HSET, ZADD, the ring and wake rule, SET NX
+  EX, reply 1.
+
+  One key is built here: compare reads the parked job's row, which the host cannot declare
+  (the call finds its id out). The id passed the branded JOB gate: one row in KEYS' slot,
+  read only.
+]]
+
+local id, compare, ttl, group, payload = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local row, lane, ring, paused, glimit, gactive, wake, dedup = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+
+-- \xHH: glide drops its link on a reply that is not UTF-8
+local function shown(s)
+  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
+  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t
+end
+-- BrandedId.valid?, the ceiling compared bytewise (not by locale)
+local function branded(s)
+  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
+  for i = 1, 11 do
+    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)
+    if a ~= b then return a < b end
+  end
+  return true
+end
+local function typeof(k) return redis.call('TYPE', k)['ok'] end
+local fail = redis.error_reply
+local function wrong(k, t, want) return fail('WRONGTYPE ' .. shown(k) .. ' holds a ' .. t .. ', not a ' .. want) end
+
+if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
+  return fail('EMQKIND job id must be JOB-namespaced')
+end
+local q = #KEYS == 8 and string.match(ring, '^emq:{([^{}]+)}:ring$')
+if not q or #q > 128 or q == 'emq' or not string.match(q, '^[A-Za-z0-9._%-]+$') then
+  return fail('EMQLAYOUT KEYS: the row, lane, ring, paused, glimit, gactive, wake and dedup key of one queue (1-128 of A-Za-z0-9._-, not emq)')
+end
+local base = 'emq:{' .. q .. '}:'
+if not branded(id) or row ~= base .. 'job:' .. id then
+  return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
+end
+if #ARGV ~= 5 or (compare ~= '0' and compare ~= '1') or #ttl > 10 or not string.match(ttl, '^[1-9][0-9]*$') or not branded(group) then
+  return fail('EMQLAYOUT ARGV: id, compare 0|1, ttl 1-9999999999, group (a branded id), payload')
+end
+local want = { nil, base .. 'g:' .. group .. ':pending', ring, base .. 'paused', base .. 'glimit', base .. 'gactive', base .. 'wake' }
+for i = 2, 7 do
+  if KEYS[i] ~= want[i] then return fail('EMQLAYOUT KEYS[' .. i .. '] must be ' .. shown(want[i])) end
+end
+local did = string.sub(dedup, #base + 4)
+if string.sub(dedup, 1, #base + 3) ~= base .. 'de:' or #did > 255 or not string.match(did, '^[A-Za-z0-9._%-]+$') then
+  return fail('EMQLAYOUT KEYS[8] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
+end
+
+local held = typeof(dedup)
+if held ~= 'none' and held ~= 'string' then return wrong(dedup, held, 'string') end
+local types = { nil, 'zset', 'list', 'set', 'hash', 'hash', 'list' }
+for i = 2, 7 do
+  local t = typeof(KEYS[i])
+  if t ~= 'none' and t ~= types[i] then return wrong(KEYS[i], t, types[i]) end
+end
+
+if held == 'string' then
+  local was = redis.call('GET', dedup)
+  if string.sub(was, 1, 3) ~= 'JOB' or not branded(was) then
+    return fail('EMQLAYOUT ' .. shown(dedup) .. ' holds "' .. shown(was) .. '", not a branded JOB id')
+  end
+  if compare == '1' then
+    local parked = base .. 'job:' .. was
+    local t = typeof(parked)
+    if t == 'hash' then
+      local found = redis.call('HMGET', parked, 'payload', 'group')
+      if found[1] and found[1] ~= payload then return fail('EMQCONFLICT job ' .. was .. ' has another payload') end
+      if found[1] and found[2] ~= group then return fail('EMQCONFLICT job ' .. was .. ' has another group') end
+    elseif t ~= 'none' then
+      return wrong(parked, t, 'hash')
+    end
+  end
+  return {0, was}
+end
+
+local t = typeof(row)
+if t == 'hash' then return {2, id} end
+if t ~= 'none' then return wrong(row, t, 'hash') end
+local lim = redis.call('HGET', glimit, group)
+local act = redis.call('HGET', gactive, group)
+if (lim and tonumber(lim) == nil) or (act and tonumber(act) == nil) then
+  return fail('EMQLAYOUT the glimit or gactive field of group ' .. group .. ' holds no number')
+end
+redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', payload, 'group', group)
+redis.call('ZADD', lane, 0, id)
+if redis.call('SISMEMBER', paused, group) == 0 then
+  if (not lim or tonumber(act or '0') < tonumber(lim)) and not redis.call('LPOS', ring, group) then
+    redis.call('RPUSH', ring, group)
+    redis.call('LPUSH', wake, '1')
+    redis.call('LTRIM', wake, 0, 63)
+  end
+end
+redis.call('SET', dedup, id, 'NX', 'EX', ttl)
+return {1, id}

@@ -1,0 +1,136 @@
+--[[
+  @schedule-once: @schedule behind the library's dedup key, atomically, one round trip. A
+  dedup id's first use schedules the job and parks its bare id at emq:{q}:de:<dedupId>
+  (SET NX EX); later uses answer the parked id. Writes exactly @schedule's row and
+  schedule entry. The arguments are @schedule's with compare and ttl after the id (as
+  @enqueue-once adds them to @enqueue's); the payload stays last.
+
+  KEYS[1]  emq:{<q>}:job:<id>       the row (HASH)
+  KEYS[2]  emq:{<q>}:schedule       the schedule set (ZSET, scored by run-at Unix ms)
+  KEYS[3]  emq:{<q>}:de:<dedupId>   the dedup key (STRING), dedupId 1-255 of A-Za-z0-9._-
+
+  ARGV[1]  <id>       the new job's id: JOB + 11 base62 digits (a branded id)
+  ARGV[2]  <compare>  1: on a hit the parked row must hold this payload and this group
+                      (or, without ARGV[6], no group); 0: never compared
+  ARGV[3]  <ttl>      the dedup key's seconds, 1 to 9999999999
+  ARGV[4]  <mode>     at (ARGV[5] is Unix ms) or in (ARGV[5] is a delay on the server's TIME)
+  ARGV[5]  <value>    whole, decimal, no sign or leading zero; at: 0 to 3903090455551,
+                      in: 0 to 315576000000 (as @schedule)
+  ARGV[6]  <group>    only when there are 7 arguments: a branded id of any namespace
+  ARGV[6|7] <payload> stored verbatim; last, so REST sends it as the raw body
+
+  Replies
+    {1, id}        scheduled: row (state=scheduled, attempts=0, payload[, group]), schedule
+                   entry at its run-at score, dedup key holding id
+    {0, original}  duplicate: the dedup key parks original (its row may be gone); the
+                   run-at time is not compared (a retried `in` differs by nature)
+    {2, id}        no dedup key, but a row for id exists; nothing written. The host
+                   decides: its own minted id collided (mint again), a caller's id is that job
+
+  Errors (nothing written; echoes: printable ASCII, 200 bytes each at most)
+    EMQKIND job id must be JOB-namespaced
+    EMQLAYOUT ...  not one queue's keys (q: 1-128 of A-Za-z0-9._-, not emq), KEYS[1] not
+                   id's row, id or group not branded, a bad dedup id, ARGV not exactly as
+                   above; or the dedup key parks no JOB id
+    EMQCONFLICT    compare is 1 and the parked row's payload or group differs
+    WRONGTYPE ...  KEYS[3] not a string, KEYS[2] not a zset, a row read not a hash
+
+  Order: kind, layout, types of KEYS[3], KEYS[2]; then a hit: parked id gate, with compare
+  its row's type, payload and group, reply 0; a miss: type of KEYS[1], a row: reply 2,
+  else TIME (mode in), HSET, ZADD, SET NX EX, reply 1.
+
+  One key is built here: compare reads the parked job's row, which the host cannot declare
+  (the call finds its id out). The id passed the branded JOB gate: one row in KEYS' slot,
+  read only.
+]]
+
+local id, row, schedule, dedup = ARGV[1], KEYS[1], KEYS[2], KEYS[3]
+local compare, ttl, mode, value = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+-- \xHH: glide drops its link on a reply that is not UTF-8
+local function shown(s)
+  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
+  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t
+end
+-- BrandedId.valid?, the ceiling compared bytewise (not by locale)
+local function branded(s)
+  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
+  for i = 1, 11 do
+    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)
+    if a ~= b then return a < b end
+  end
+  return true
+end
+-- canonical decimal (13 digits at most: exact), at most max
+local function whole(s, max)
+  if type(s) ~= 'string' or #s > 13 or not string.match(s, '^[0-9]+$') or (#s > 1 and string.sub(s, 1, 1) == '0') then return nil end
+  local n = tonumber(s)
+  if n > max then return nil end
+  return n
+end
+local BOUND = { at = 3903090455551, ['in'] = 315576000000 }
+local function typeof(k) return redis.call('TYPE', k)['ok'] end
+local fail = redis.error_reply
+local function wrong(k, t, want) return fail('WRONGTYPE ' .. shown(k) .. ' holds a ' .. t .. ', not a ' .. want) end
+
+if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
+  return fail('EMQKIND job id must be JOB-namespaced')
+end
+local q = #KEYS == 3 and string.match(schedule, '^emq:{([^{}]+)}:schedule$')
+if not q or #q > 128 or q == 'emq' or not string.match(q, '^[A-Za-z0-9._%-]+$') then
+  return fail('EMQLAYOUT KEYS: the row, schedule set and dedup key of one queue (1-128 of A-Za-z0-9._-, not emq)')
+end
+local base = 'emq:{' .. q .. '}:'
+local did = string.sub(dedup, #base + 4)
+if not branded(id) or row ~= base .. 'job:' .. id then
+  return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
+end
+if string.sub(dedup, 1, #base + 3) ~= base .. 'de:' or #did > 255 or not string.match(did, '^[A-Za-z0-9._%-]+$') then
+  return fail('EMQLAYOUT KEYS[3] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
+end
+if (#ARGV ~= 6 and #ARGV ~= 7) or (compare ~= '0' and compare ~= '1') or #ttl > 10 or not string.match(ttl, '^[1-9][0-9]*$')
+  or (mode ~= 'at' and mode ~= 'in') or whole(value, BOUND[mode]) == nil or (#ARGV == 7 and not branded(ARGV[6])) then
+  return fail('EMQLAYOUT ARGV: id, compare 0|1, ttl 1-9999999999, at 0-3903090455551 | in 0-315576000000, [group (a branded id),] payload')
+end
+local group = #ARGV == 7 and ARGV[6] or nil
+local payload = ARGV[#ARGV]
+
+local held, kind = typeof(dedup), typeof(schedule)
+if held ~= 'none' and held ~= 'string' then return wrong(dedup, held, 'string') end
+if kind ~= 'none' and kind ~= 'zset' then return wrong(schedule, kind, 'zset') end
+
+if held == 'string' then
+  local was = redis.call('GET', dedup)
+  if string.sub(was, 1, 3) ~= 'JOB' or not branded(was) then
+    return fail('EMQLAYOUT ' .. shown(dedup) .. ' holds "' .. shown(was) .. '", not a branded JOB id')
+  end
+  if compare == '1' then
+    local parked = base .. 'job:' .. was
+    local t = typeof(parked)
+    if t == 'hash' then
+      local found = redis.call('HMGET', parked, 'payload', 'group')
+      if found[1] and found[1] ~= payload then return fail('EMQCONFLICT job ' .. was .. ' has another payload') end
+      if found[1] and (found[2] or nil) ~= group then return fail('EMQCONFLICT job ' .. was .. ' has another group') end
+    elseif t ~= 'none' then
+      return wrong(parked, t, 'hash')
+    end
+  end
+  return {0, was}
+end
+
+local t = typeof(row)
+if t == 'hash' then return {2, id} end
+if t ~= 'none' then return wrong(row, t, 'hash') end
+local score = whole(value, BOUND[mode])
+if mode == 'in' then
+  local now = redis.call('TIME')
+  score = now[1] * 1000 + math.floor(now[2] / 1000) + score
+end
+if group then
+  redis.call('HSET', row, 'state', 'scheduled', 'attempts', '0', 'payload', payload, 'group', group)
+else
+  redis.call('HSET', row, 'state', 'scheduled', 'attempts', '0', 'payload', payload)
+end
+redis.call('ZADD', schedule, score, id)
+redis.call('SET', dedup, id, 'NX', 'EX', ttl)
+return {1, id}
