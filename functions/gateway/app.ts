@@ -81,7 +81,7 @@ export function createGateway({
 
   app.get('/healthz', (c) => json(c, { status: 'ok' }));
   app.get('/readyz', async (c) => {
-    const pong = await backend.command(['PING']);
+    const pong = await backend.command('producer', ['PING']);
     if (!pong.ok) return unavailable(c, pong.error);
     await backend.admit();
     return json(c, { status: 'ready' });
@@ -117,10 +117,22 @@ export function createGateway({
     return undefined;
   };
 
+  /**
+   * The first command the server does not know, as a 400; nothing is sent then (Valkey would
+   * echo its bytes in an error reply). Admin scope: a producer may send only PING, EVAL and
+   * EVALSHA, and its Valkey user need not be allowed COMMAND.
+   */
+  const unknown = async (c: Context<Env>, commands: ReadonlyArray<readonly Arg[]>) => {
+    if (c.get('scope') !== 'admin') return undefined;
+    const name = await backend.unknownCommand(commands);
+    if (name === undefined) return undefined;
+    return json(c, { error: `ERR unknown command '${name}': the server has no such command, so it was not sent` }, 400);
+  };
+
   const single = async (c: Context<Env>, args: Arg[]) => {
-    const refused = refuse(c, [args]);
+    const refused = refuse(c, [args]) ?? (await unknown(c, [args]));
     if (refused) return refused;
-    const body = bodyOf(await backend.command(args), base64(c));
+    const body = bodyOf(await backend.command(c.get('scope'), args), base64(c));
     return json(c, body, 'error' in body ? 400 : 200);
   };
 
@@ -141,17 +153,18 @@ export function createGateway({
 
   app.post('/pipeline', async (c) => {
     const commands = jsonCommands(await readJson(c), maxPipeline);
-    const refused = refuse(c, commands);
+    const refused = refuse(c, commands) ?? (await unknown(c, commands));
     if (refused) return refused;
-    const outcomes = await Promise.all(commands.map((args) => backend.command(args)));
+    const scope = c.get('scope');
+    const outcomes = await Promise.all(commands.map((args) => backend.command(scope, args)));
     return json(c, outcomes.map((o) => bodyOf(o, base64(c))));
   });
 
   app.post('/multi-exec', async (c) => {
     const commands = jsonCommands(await readJson(c), maxPipeline);
-    const refused = refuse(c, commands);
+    const refused = refuse(c, commands) ?? (await unknown(c, commands));
     if (refused) return refused;
-    const outcomes = await backend.transaction(commands);
+    const outcomes = await backend.transaction(c.get('scope'), commands);
     if (!Array.isArray(outcomes)) return json(c, bodyOf(outcomes as Outcome, false), 400);
     return json(c, outcomes.map((o) => bodyOf(o, base64(c))));
   });
