@@ -975,6 +975,10 @@ describe('gateway while Valkey is down', () => {
       expect(notReady.headers.get('retry-after')).toMatch(/^\d+$/);
       const cmd = await command(gw, gw.producer, ['PING']);
       expect(cmd.status).toBe(503);
+      // what the gateway decides alone is answered as ever: a refusal stays a refusal
+      expect((await command(gw, gw.producer, ['FLUSHALL'])).status).toBe(403);
+      expect((await call(gw, '/evalsha/%ZZ/0', { token: gw.producer, method: 'POST', body: 'p' })).status).toBe(400);
+      expect((await call(gw, '/', { token: gw.producer, method: 'POST', body: '[' })).status).toBe(400);
 
       const server = await startServer({ port });
       cleanup.push(() => server.stop());

@@ -94,10 +94,6 @@ export function createGateway({
     const scope = presented ? tokens.scopeOf(presented) : undefined;
     if (!scope) return json(c, { error: 'Unauthorized: send Authorization: Bearer <token>' }, 401);
     c.set('scope', scope);
-    if (scope === 'producer') {
-      const held = backend.admit();
-      if (held) await held;
-    }
     await next();
   });
 
@@ -129,9 +125,18 @@ export function createGateway({
     return json(c, { error: `ERR unknown command '${name}': the server has no such command, so it was not sent` }, 400);
   };
 
+  /**
+   * The producer scope's calls wait for the `{emq}:version` fence; the admin scope's do not (an
+   * operator may need them to fix the key). After the checks, so that a refusal stays a
+   * refusal while Valkey is down.
+   */
+  const fence = (c: Context<Env>) => (c.get('scope') === 'producer' ? backend.admit() : undefined);
+
   const single = async (c: Context<Env>, args: Arg[]) => {
     const refused = refuse(c, [args]) ?? (await unknown(c, [args]));
     if (refused) return refused;
+    const held = fence(c); // no promise at all while the fence was read lately
+    if (held) await held;
     const body = bodyOf(await backend.command(c.get('scope'), args), base64(c));
     return json(c, body, 'error' in body ? 400 : 200);
   };
@@ -155,6 +160,8 @@ export function createGateway({
     const commands = jsonCommands(await readJson(c), maxPipeline);
     const refused = refuse(c, commands) ?? (await unknown(c, commands));
     if (refused) return refused;
+    const held = fence(c);
+    if (held) await held;
     const scope = c.get('scope');
     const outcomes = await Promise.all(commands.map((args) => backend.command(scope, args)));
     return json(c, outcomes.map((o) => bodyOf(o, base64(c))));
@@ -164,6 +171,8 @@ export function createGateway({
     const commands = jsonCommands(await readJson(c), maxPipeline);
     const refused = refuse(c, commands) ?? (await unknown(c, commands));
     if (refused) return refused;
+    const held = fence(c);
+    if (held) await held;
     const outcomes = await backend.transaction(c.get('scope'), commands);
     if (!Array.isArray(outcomes)) return json(c, bodyOf(outcomes as Outcome, false), 400);
     return json(c, outcomes.map((o) => bodyOf(o, base64(c))));
