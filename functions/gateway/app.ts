@@ -7,6 +7,7 @@
 import { Hono, type Context } from 'hono';
 import type { Arg, Outcome } from '../../shared/connection.js';
 import { WireMismatchError } from '../../shared/errors.js';
+import { publicFound } from '../../shared/fence.js';
 import type { Script } from '../../shared/scripts.js';
 import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
 import { Unavailable, type Backend } from './backend.js';
@@ -69,10 +70,17 @@ export function createGateway({
     return json(c, { error: 'ERR internal error in the gateway' }, 400);
   });
 
+  // /readyz needs no token: ready or not and a stable reason, never Valkey's or glide's words
+  // (an address, the user); a wire mismatch names both versions, as the fence asks
+  const notReady = (c: Context, reason: string, more: Record<string, string> = {}) => {
+    c.header('Retry-After', String(retryAfterSeconds));
+    return json(c, { status: 'unavailable', reason, ...more }, 503);
+  };
+
   app.use('*', async (c, next) => {
     if (draining()) {
       c.header('Connection', 'close');
-      return unavailable(c, 'the gateway is shutting down');
+      return c.req.path === '/readyz' ? notReady(c, 'draining') : unavailable(c, 'the gateway is shutting down');
     }
     await next();
     // a request that was in flight when draining began: its client must not reuse the socket
@@ -81,10 +89,21 @@ export function createGateway({
 
   app.get('/healthz', (c) => json(c, { status: 'ok' }));
   app.get('/readyz', async (c) => {
-    const pong = await backend.command('producer', ['PING']);
-    if (!pong.ok) return unavailable(c, pong.error);
-    await backend.admit();
-    return json(c, { status: 'ready' });
+    try {
+      const pong = await backend.command('producer', ['PING']);
+      if (!pong.ok) return notReady(c, 'valkey_refused');
+      await backend.admit();
+      return json(c, { status: 'ready' });
+    } catch (err) {
+      if (err instanceof Unavailable) return notReady(c, 'valkey_unreachable');
+      if (!(err instanceof WireMismatchError)) {
+        console.error(`gateway: /readyz: ${(err as Error).stack ?? String(err)}`);
+        return notReady(c, 'internal');
+      }
+      const found = publicFound(err.found);
+      const error = new WireMismatchError(err.expected, found).message;
+      return notReady(c, 'wire_mismatch', { error, code: 'wire_mismatch', expected: err.expected, found });
+    }
   });
 
   app.use('*', async (c, next) => {
