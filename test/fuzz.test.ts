@@ -1166,15 +1166,9 @@ function gwAuth(a: GwAuthV): { header?: string; query?: string } {
   }
 }
 function gwScope(auth: { header?: string; query?: string }): 'admin' | 'producer' | undefined {
-  const bearer = auth.header === undefined ? undefined : /^bearer[\t ]+(\S+)[\t ]*$/i.exec(trimHttp(auth.header))?.[1];
-  let presented = bearer;
-  if (!presented && auth.query) {
-    try {
-      presented = decodeURIComponent(auth.query.slice('_token='.length).replace(/\+/g, ' '));
-    } catch {
-      presented = auth.query;
-    }
-  }
+  // ?_token= is off (no EMQ_GATEWAY_QUERY_TOKEN here): a request carrying it is 401, a valid token or not
+  if (auth.query !== undefined) return undefined;
+  const presented = auth.header === undefined ? undefined : /^bearer[\t ]+(\S+)[\t ]*$/i.exec(trimHttp(auth.header))?.[1];
   return presented === gw.producer ? 'producer' : presented === gw.admin ? 'admin' : undefined;
 }
 

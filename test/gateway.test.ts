@@ -9,6 +9,7 @@ import { mintId } from '../shared/ids.js';
 import { enqueueScript } from '../shared/scripts.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { answerOf, type Answer } from './support/answer.js';
+import { emq } from './support/cli.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
 
 // ---------------------------------------------------------------- helpers
@@ -170,14 +171,31 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(await snapshot(admin)).toEqual(before);
     });
 
-    it('a token via ?_token= works (and writes, so the 401s above were refusals)', async () => {
-      const r = await call(gw, `/set/auth:q/via-query?_token=${encodeURIComponent(gw.admin)}`);
-      expect(r.status).toBe(200);
-      expect(r.json).toEqual({ result: 'OK' });
-      expect(String(await admin.text('GET', 'auth:q'))).toBe('via-query');
-      const ping = await call(gw, `/ping?_token=${encodeURIComponent(gw.producer)}`);
-      expect(ping.status).toBe(200);
-      expect(ping.json).toEqual({ result: 'PONG' });
+    it('finding 10 (security review): ?_token= is off unless EMQ_GATEWAY_QUERY_TOKEN=1: a valid token there is 401, alone or beside a valid Bearer, and nothing is written', async () => {
+      await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+      const q = freshQueue('query');
+      const before = await snapshot(admin);
+      await admin.call('CONFIG', 'RESETSTAT');
+      const cases: Array<[string, CallOptions]> = [
+        [`/set/auth:q/via-query?_token=${encodeURIComponent(gw.admin)}`, {}],
+        [`/ping?_token=${encodeURIComponent(gw.producer)}`, {}],
+        [`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, { method: 'POST', body: 'q' }],
+        [`/set/auth:q/via-query?_token=${encodeURIComponent(gw.admin)}`, { token: gw.admin }],
+        [`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, { token: gw.producer, method: 'POST', body: 'q' }],
+        [`/ping?_token=`, { token: gw.producer }],
+        [`/ping?a=1&_token=${encodeURIComponent(gw.producer)}`, {}],
+      ];
+      for (const [path, opts] of cases) {
+        const r = await call(gw, path, opts);
+        expect(r.status, path).toBe(401);
+        expect(r.json.error).toMatch(/EMQ_GATEWAY_QUERY_TOKEN/);
+        expect(r.text).not.toContain(gw.admin);
+        expect(r.text).not.toContain(gw.producer);
+      }
+      for (const c of ['set', 'ping', 'evalsha']) expect(await admin.calls(c), c).toBe(0);
+      expect(await snapshot(admin)).toEqual(before);
+      // the same requests with the token as a Bearer run (so those 401s were refusals)
+      expect(await call(gw, '/ping', { token: gw.producer })).toMatchObject({ status: 200, json: { result: 'PONG' } });
     });
 
     it('path-style POSTs, the way a producer enqueues: tokens checked alike whichever way the request is served', async () => {
@@ -203,17 +221,12 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
         const r = await post(evalshaPath(q, mintId()), headers, 'p');
         expect(r, JSON.stringify(headers)).toEqual({ status: 401, type: 'application/json', body: unauthorized });
       }
-      // a wrong Bearer is not rescued by ?_token=; without a Bearer, ?_token= is the token
-      const wrong = await post(`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, { Authorization: 'Bearer nope' }, 'p');
-      expect(wrong.status).toBe(401);
       expect(await snapshot(admin)).toEqual(before);
-      const viaQuery = await post(`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, {}, 'q');
-      expect(viaQuery).toEqual({ status: 200, type: 'application/json', body: '{"result":1}' });
       for (const chunked of [false, true]) {
         const bearer = await post(evalshaPath(q, mintId()), { Authorization: `bearer  ${gw.producer} `, 'Upstash-Encoding': 'base64' }, 'b', chunked);
         expect(bearer, `chunked: ${chunked}`).toEqual({ status: 200, type: 'application/json', body: '{"result":1}' });
       }
-      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(3);
+      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(2);
       // refusals and the script's own errors, the same way
       const other = await post(`/evalsha/${'f'.repeat(40)}/2/${keysOf(q, 'x').map(encodeURIComponent).join('/')}/x`, { Authorization: `Bearer ${gw.producer}` }, 'p');
       expect(other).toEqual({ status: 403, type: 'application/json', body: JSON.stringify({ error: "a producer token may run EVALSHA only of this project's scripts" }) });
@@ -233,6 +246,43 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       const ping = await command(gw, gw.producer, ['PING']);
       expect(ping.status).toBe(200);
       expect(ping.json).toEqual({ result: 'PONG' });
+    });
+  });
+
+  describe('with EMQ_GATEWAY_QUERY_TOKEN=1', () => {
+    let gq: GatewayProcess;
+    beforeAll(async () => {
+      gq = await startGatewayProcess(server.url, { EMQ_GATEWAY_QUERY_TOKEN: '1' });
+    });
+    afterAll(async () => {
+      expect(await gq?.stop()).toBe(0);
+    });
+
+    it('a token via ?_token= works, and writes; a wrong Bearer is not rescued by it', async () => {
+      await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+      const r = await call(gq, `/set/auth:q/via-query?_token=${encodeURIComponent(gq.admin)}`);
+      expect(r).toMatchObject({ status: 200, json: { result: 'OK' } });
+      expect(String(await admin.text('GET', 'auth:q'))).toBe('via-query');
+      expect(await call(gq, `/ping?_token=${encodeURIComponent(gq.producer)}`)).toMatchObject({ status: 200, json: { result: 'PONG' } });
+      const q = freshQueue('viaquery');
+      const id = mintId();
+      const before = await snapshot(admin);
+      const wrong = await call(gq, `${evalshaPath(q, id)}?_token=${encodeURIComponent(gq.producer)}`, { method: 'POST', body: 'q', headers: { Authorization: 'Bearer nope' } });
+      expect(wrong.status).toBe(401);
+      for (const path of [`/set/auth:k/v?_token=${gq.admin}x`, '/set/auth:k/v?_token=']) expect((await call(gq, path)).status, path).toBe(401);
+      expect(await snapshot(admin)).toEqual(before);
+      const viaQuery = await call(gq, `${evalshaPath(q, id)}?_token=${encodeURIComponent(gq.producer)}`, { method: 'POST', body: 'q' });
+      expect(viaQuery).toMatchObject({ status: 200, json: { result: 1 } });
+      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(1);
+      await admin.call('DEL', 'auth:q');
+    });
+
+    it('EMQ_GATEWAY_QUERY_TOKEN other than 1 or 0 stops the start, naming the variable, never its value', async () => {
+      const run = await emq(['gateway'], '', { VALKEY_URL: server.url, EMQ_GATEWAY_TOKENS: `admin:${gq.admin}`, EMQ_GATEWAY_PORT: '0', EMQ_GATEWAY_QUERY_TOKEN: 'yes-secret-ish' });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('EMQ_GATEWAY_QUERY_TOKEN is not 1 (on) or 0 (off)');
+      expect(run.stderr).not.toContain('yes-secret-ish');
+      expect(run.stdout).toBe('');
     });
   });
 

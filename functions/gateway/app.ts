@@ -4,6 +4,7 @@
 //   POST /multi-exec     JSON commands, atomically    → the same, or 400 {"error"} if aborted
 //   GET|POST /<cmd>/...  path-style; a POST body is the last argument, raw
 //   GET /healthz, GET /readyz
+// Authorization: Bearer <token> (or ?_token=<token> when queryToken is on).
 import { Hono, type Context } from 'hono';
 import type { Arg, Outcome } from '../../shared/connection.js';
 import { WireMismatchError } from '../../shared/errors.js';
@@ -29,6 +30,11 @@ export interface GatewayOptions {
   retryAfterSeconds?: number;
   /** True once the process is draining: new requests get 503. */
   draining?: () => boolean;
+  /**
+   * Accept a token in the URL (`?_token=`), as Upstash does; off by default, since URLs end
+   * up in proxy and access logs. Off, a request carrying `_token` is refused whatever it holds.
+   */
+  queryToken?: boolean;
 }
 
 // @hono/node-server passes the Node request as env.incoming: its url is the target exactly as sent
@@ -44,6 +50,7 @@ export function createGateway({
   maxPipeline = 10_000,
   retryAfterSeconds = 1,
   draining = () => false,
+  queryToken = false,
 }: GatewayOptions): Hono<Env> {
   const policy = createPolicy(scripts);
   const app = new Hono<Env>();
@@ -109,7 +116,11 @@ export function createGateway({
   app.use('*', async (c, next) => {
     const header = c.req.header('Authorization');
     const bearer = header && /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-    const presented = bearer || c.req.query('_token');
+    const inUrl = c.req.query('_token');
+    if (inUrl !== undefined && !queryToken) {
+      return json(c, { error: 'Unauthorized: a token in the URL (?_token=) is off on this gateway (EMQ_GATEWAY_QUERY_TOKEN); send Authorization: Bearer <token>' }, 401);
+    }
+    const presented = bearer || inUrl;
     const scope = presented ? tokens.scopeOf(presented) : undefined;
     if (!scope) return json(c, { error: 'Unauthorized: send Authorization: Bearer <token>' }, 401);
     c.set('scope', scope);

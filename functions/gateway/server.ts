@@ -8,6 +8,8 @@
 //   EMQ_GATEWAY_TIMEOUT_MS    one Valkey command's budget, default 5000
 //   EMQ_WIRE_VERSION      the EchoMQ wire version, default echomq:3.0.0: while Valkey's
 //                         {emq}:version holds another, producer calls get 503 wire_mismatch
+//   EMQ_GATEWAY_QUERY_TOKEN   1: accept ?_token= too; default 0 (a request carrying it gets 401)
+// A bad value stops the start, naming the variable, never its value.
 // SIGTERM or SIGINT: stop taking requests, finish those in flight, close, exit 0.
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +18,7 @@ import { wireVersionFrom } from '../../shared/fence.js';
 import { allScripts } from '../../shared/scripts.js';
 import { createGateway } from './app.js';
 import { glideBackend } from './backend.js';
+import { onOff, wholeNumber } from '../http/settings.js';
 import { parseTokens } from './tokens.js';
 
 export interface RunningGateway {
@@ -23,21 +26,13 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const text = env[name];
-  if (text === undefined || text === '') return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}=${JSON.stringify(text)} is not a whole number`);
-  return n;
-}
-
 export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
   const valkeyUrl = env.VALKEY_URL;
   if (!valkeyUrl) throw new Error('VALKEY_URL is not set: the gateway needs the Valkey server to front');
   const tokens = parseTokens(env.EMQ_GATEWAY_TOKENS);
   const host = env.EMQ_GATEWAY_HOST || '127.0.0.1';
-  const port = intFrom(env, 'EMQ_GATEWAY_PORT', 8079);
-  const timeout = intFrom(env, 'EMQ_GATEWAY_TIMEOUT_MS', 5_000);
+  const port = wholeNumber(env, 'EMQ_GATEWAY_PORT', 8079, 0, 65_535);
+  const timeout = wholeNumber(env, 'EMQ_GATEWAY_TIMEOUT_MS', 5_000, 1);
   const wireVersion = wireVersionFrom(env);
   const backend = glideBackend({ url: valkeyUrl, requestTimeoutMs: timeout, connectTimeoutMs: Math.min(timeout, 2_000), wireVersion });
   let draining = false;
@@ -45,9 +40,10 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
     backend,
     tokens,
     scripts: allScripts,
-    maxBodyBytes: intFrom(env, 'EMQ_GATEWAY_MAX_BODY', 8 * 1024 * 1024),
-    maxPipeline: intFrom(env, 'EMQ_GATEWAY_MAX_PIPELINE', 10_000),
+    maxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_MAX_BODY', 8 * 1024 * 1024, 1),
+    maxPipeline: wholeNumber(env, 'EMQ_GATEWAY_MAX_PIPELINE', 10_000, 1),
     draining: () => draining,
+    queryToken: onOff(env, 'EMQ_GATEWAY_QUERY_TOKEN'),
   });
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
