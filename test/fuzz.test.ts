@@ -43,6 +43,9 @@ const MAX_PAYLOAD = 64 * 1024; // EMQ_MAX_PAYLOAD_BYTES
 const MAX_BATCH = 256 * 1024; // EMQ_MAX_BATCH_BYTES
 const MAX_ITEMS = 1_000; // the producer's fixed batch limit
 const GW_MAX_BODY = 4 * 1024 * 1024; // EMQ_GATEWAY_MAX_BODY
+const GW_PRODUCER_MAX_BODY = 2 * 1024 * 1024; // EMQ_GATEWAY_PRODUCER_MAX_BODY's default
+/** The body cap a scope's requests meet. */
+const gwCap = (scope: 'admin' | 'producer') => (scope === 'producer' ? Math.min(GW_PRODUCER_MAX_BODY, GW_MAX_BODY) : GW_MAX_BODY);
 const GW_MAX_PIPELINE = 1_000; // EMQ_GATEWAY_MAX_PIPELINE (a full batch is one pipeline)
 
 const ALL = 'fuzz-all-token-0123456789abcdef';
@@ -1474,7 +1477,7 @@ function planGateway(c: GwCase, phase: Phase): Plan {
     const base = { label, req, service: 'gateway' as const };
     const refuse = (status: number): Plan => ({ ...base, status, valkey: false, writes: () => false });
     if (!scope) return refuse(401);
-    if (body.length > GW_MAX_BODY) return refuse(413);
+    if (body.length > gwCap(scope)) return refuse(413);
     let value: unknown;
     try {
       value = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body));
@@ -1515,7 +1518,7 @@ function planGateway(c: GwCase, phase: Phase): Plan {
   const refuse = (status: number): Plan => ({ ...base, status, valkey: false, writes: () => false });
   if (!intact(req.path) || /^\/(healthz|readyz|pipeline|multi-exec)?$/.test(path)) return { ...base, valkey: undefined, writes: (ans) => (isAdmin || ans.status === 200 ? 'maybe' : false) };
   if (!scope) return refuse(401);
-  if (body && body.length > GW_MAX_BODY) return refuse(413);
+  if (body && body.length > gwCap(scope)) return refuse(413);
   const decoded = pathArgs(path);
   if (decoded === 'bad') return refuse(400);
   if (body && body.length > 0) decoded.push(body);

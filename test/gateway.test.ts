@@ -1,6 +1,7 @@
 // The REST gateway, as the real process (`emq gateway`), over real HTTP, in front of a
 // real server private to this file: every refusal is checked against the whole keyspace.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -931,6 +932,131 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(statuses.filter((s) => s !== 200)).toEqual([]);
     }, 60_000);
   });
+});
+
+// ---------------------------------------------------------------- finding 11: bodies and pipelines at their default caps
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ, 100 on Linux)
+}
+
+/**
+ * A chunked POST written 64 KiB at a time until an answer arrives (or `total` bytes were
+ * written): the status, how much was written by then, and the body.
+ */
+function streamUntilAnswered(url: URL, headers: Record<string, string>, total: number) {
+  return new Promise<{ status: number; written: number; body: string; finished: boolean }>((resolve, reject) => {
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let written = 0;
+    let finished = false;
+    const req = request(url, { method: 'POST', agent: false, headers: { ...headers, 'Transfer-Encoding': 'chunked' } }, (res) => {
+      const at = written;
+      clearInterval(timer);
+      readAll(res).then(
+        (body) => (req.destroy(), resolve({ status: res.statusCode!, written: at, body, finished })),
+        (err) => (req.destroy(), resolve({ status: res.statusCode!, written: at, body: String(err), finished })),
+      );
+    });
+    req.on('error', (err) => {
+      if (!finished) reject(err);
+    });
+    const timer = setInterval(() => {
+      if (written >= total) {
+        clearInterval(timer);
+        finished = true;
+        req.end();
+        return;
+      }
+      req.write(chunk);
+      written += chunk.length;
+    }, 2);
+  });
+}
+
+describe('finding 11 (security review): a gateway at its default caps (8 MiB bodies, 2 MiB for a producer token, 10,000 commands)', () => {
+  const MiB = 1024 * 1024;
+  let server: RunningServer;
+  let admin: Admin;
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    server = await startServer();
+    admin = await connectAdmin(server.url);
+    await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+    gw = await startGatewayProcess(server.url);
+  });
+  afterAll(async () => {
+    const code = await gw?.stop();
+    admin?.close();
+    await server?.stop();
+    expect(code).toBe(0);
+  });
+
+  it('an 8 MiB /pipeline of 2.1 M commands is refused before it is parsed: 400 naming the cap, nothing ran', async () => {
+    const n = Math.floor((8 * MiB - 2) / 4); // [1], is 4 bytes: 2,097,151 commands
+    const body = Buffer.concat([Buffer.from('['), Buffer.alloc(4 * (n - 1), '[1],'), Buffer.from('[1]]')]);
+    expect(body.length).toBeLessThanOrEqual(8 * MiB);
+    const before = await snapshot(admin);
+    await admin.call('CONFIG', 'RESETSTAT');
+    for (const route of ['/pipeline', '/multi-exec']) {
+      const cpu = cpuSeconds(gw.child.pid!);
+      const started = performance.now();
+      const r = await call(gw, route, { token: gw.admin, method: 'POST', body });
+      const ms = performance.now() - started;
+      expect(r.status).toBe(400);
+      // it stopped counting at the cap: it never learned how many there were
+      expect(r.json.error).toBe('ERR more than 10000 commands in one request; the limit is 10000');
+      console.log(`[finding 11] ${route}: 8 MiB of ${n.toLocaleString('en')} commands refused in ${ms.toFixed(0)} ms, gateway CPU ${((cpuSeconds(gw.child.pid!) - cpu) * 1000).toFixed(0)} ms (upload included)`);
+    }
+    expect(await admin.calls('exec')).toBe(0);
+    expect(await snapshot(admin)).toEqual(before);
+  });
+
+  it('the count skips what is inside strings (commas, brackets, escaped quotes) and nested arrays: exactly 10,000 such commands run', async () => {
+    const tricky = ['a,b', '],[', '\\",[', '\\\\', '"', '{"x":[1,2]}'];
+    const commands = Array.from({ length: 10_000 }, (_, i) => ['ECHO', tricky[i % tricky.length]!]);
+    const ok = await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify(commands) });
+    expect(ok.status).toBe(200);
+    expect(ok.json).toHaveLength(10_000);
+    expect(ok.json[1]).toEqual({ result: '],[' });
+    const over = await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify([...commands, ['ECHO', 'one more']]) });
+    expect(over.status).toBe(400);
+    expect(over.json.error).toContain('10000');
+  });
+
+  it('a producer token\'s body past 2 MiB: 413 while it streams in (an admin\'s 3 MiB body is fine), nothing written; no token: 401 before any of it is read', async () => {
+    const q = freshQueue('pcap');
+    const before = await snapshot(admin);
+    const streamed = await streamUntilAnswered(new URL(gw.url + evalshaPath(q, mintId())), { Authorization: `Bearer ${gw.producer}` }, 16 * MiB);
+    expect(streamed.status).toBe(413);
+    expect(streamed.finished).toBe(false);
+    expect(streamed.written).toBeGreaterThan(2 * MiB);
+    expect(streamed.written).toBeLessThan(8 * MiB);
+    expect(JSON.parse(streamed.body).error).toContain(String(2 * MiB));
+    const declared = await call(gw, evalshaPath(q, mintId()), { token: gw.producer, method: 'POST', body: Buffer.alloc(2 * MiB + 1, 0x62) });
+    expect(declared.status).toBe(413);
+    // JSON the same way
+    const json = await call(gw, '/pipeline', { token: gw.producer, method: 'POST', body: JSON.stringify([['ECHO', 'x'.repeat(2 * MiB)]]) });
+    expect(json.status).toBe(413);
+    // without a token the body is never read: 401 at the first chunk
+    const anonymous = await streamUntilAnswered(new URL(gw.url + evalshaPath(q, mintId())), {}, 16 * MiB);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.written).toBeLessThan(2 * MiB);
+    expect(await admin.footprint(q)).toEqual({});
+    expect(await snapshot(admin)).toEqual(before);
+
+    // exactly 2 MiB for a producer, and 3 MiB for an admin, are taken
+    const id = mintId();
+    const payload = randomBytes(2 * MiB);
+    expect(await call(gw, evalshaPath(q, id), { token: gw.producer, method: 'POST', body: payload })).toMatchObject({ status: 200, json: { result: 1 } });
+    expect(((await admin.call('HGET', keysOf(q, id)[0]!, 'payload')) as Buffer).equals(payload)).toBe(true);
+    const big = randomBytes(3 * MiB);
+    expect(await call(gw, '/set/pcap:admin', { token: gw.admin, method: 'POST', body: big })).toMatchObject({ status: 200, json: { result: 'OK' } });
+    expect(((await admin.call('GET', 'pcap:admin')) as Buffer).equals(big)).toBe(true);
+    await admin.call('DEL', 'pcap:admin');
+  }, 30_000);
 });
 
 // ---------------------------------------------------------------- 5. Valkey going away

@@ -11,6 +11,7 @@ import { WireMismatchError } from '../../shared/errors.js';
 import { publicFound } from '../../shared/fence.js';
 import type { Script } from '../../shared/scripts.js';
 import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
+import { moreElementsThan } from './count.js';
 import { Unavailable, type Backend } from './backend.js';
 import { TooLarge, readBody } from '../http/body.js';
 import { createPolicy } from './policy.js';
@@ -24,6 +25,11 @@ export interface GatewayOptions {
   scripts: readonly Script[];
   /** Largest request body, in bytes; refused with 413 as it streams in. */
   maxBodyBytes?: number;
+  /**
+   * Largest body a producer token may send (never above maxBodyBytes): its largest honest
+   * request is a path-style enqueue of one payload or a REST pipeline, each 1 MiB by default.
+   */
+  producerMaxBodyBytes?: number;
   /** Most commands in one /pipeline or /multi-exec request. */
   maxPipeline?: number;
   /** Seconds a client should wait after a 503. */
@@ -47,6 +53,7 @@ export function createGateway({
   tokens,
   scripts,
   maxBodyBytes = 8 * 1024 * 1024,
+  producerMaxBodyBytes = 2 * 1024 * 1024,
   maxPipeline = 10_000,
   retryAfterSeconds = 1,
   draining = () => false,
@@ -54,6 +61,8 @@ export function createGateway({
 }: GatewayOptions): Hono<Env> {
   const policy = createPolicy(scripts);
   const app = new Hono<Env>();
+  // read after authentication, so a request without a token never has its body read
+  const capOf = (c: Context<Env>) => (c.get('scope') === 'producer' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
 
   const unavailable = (c: Context, why: string) => {
     c.header('Retry-After', String(retryAfterSeconds));
@@ -72,7 +81,7 @@ export function createGateway({
     if (err instanceof WireMismatchError) return mismatched(c, err);
     if (err instanceof BadCommand) return json(c, { error: `ERR ${err.message}` }, 400);
     if (err instanceof SyntaxError) return json(c, { error: 'ERR the body is not valid JSON' }, 400);
-    if (err instanceof TooLarge) return json(c, { error: `ERR the request body is larger than ${maxBodyBytes} bytes` }, 413);
+    if (err instanceof TooLarge) return json(c, { error: `ERR the request body is larger than ${capOf(c)} bytes` }, 413);
     console.error(`gateway: ${c.req.method} ${c.req.path}: ${(err as Error).stack ?? String(err)}`);
     return json(c, { error: 'ERR internal error in the gateway' }, 400);
   });
@@ -173,8 +182,11 @@ export function createGateway({
 
   // JSON is UTF-8: a body that is not would be altered by decoding, so it is refused
   const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  const readJson = async (c: Context) => {
-    const bytes = await readBody(c, maxBodyBytes);
+  const readJson = async (c: Context<Env>, maxCommands?: number) => {
+    const bytes = await readBody(c, capOf(c));
+    if (maxCommands !== undefined && moreElementsThan(bytes, maxCommands)) {
+      throw new BadCommand(`more than ${maxCommands} commands in one request; the limit is ${maxCommands}`);
+    }
     let text: string;
     try {
       text = utf8.decode(bytes);
@@ -187,7 +199,7 @@ export function createGateway({
   app.post('/', async (c) => single(c, jsonCommand(await readJson(c))));
 
   app.post('/pipeline', async (c) => {
-    const commands = jsonCommands(await readJson(c), maxPipeline);
+    const commands = jsonCommands(await readJson(c, maxPipeline), maxPipeline);
     const refused = refuse(c, commands) ?? (await unknown(c, commands));
     if (refused) return refused;
     const held = fence(c);
@@ -198,7 +210,7 @@ export function createGateway({
   });
 
   app.post('/multi-exec', async (c) => {
-    const commands = jsonCommands(await readJson(c), maxPipeline);
+    const commands = jsonCommands(await readJson(c, maxPipeline), maxPipeline);
     const refused = refuse(c, commands) ?? (await unknown(c, commands));
     if (refused) return refused;
     const held = fence(c);
@@ -216,7 +228,7 @@ export function createGateway({
     if (c.req.raw.method === 'HEAD') return notAllowed(c);
     return single(c, pathCommand(rawPath(c), undefined));
   });
-  app.post('/*', async (c) => single(c, pathCommand(rawPath(c), await readBody(c, maxBodyBytes))));
+  app.post('/*', async (c) => single(c, pathCommand(rawPath(c), await readBody(c, capOf(c)))));
   app.all('/*', notAllowed);
 
   return app;

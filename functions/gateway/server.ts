@@ -4,6 +4,8 @@
 //   EMQ_GATEWAY_HOST      default 127.0.0.1
 //   EMQ_GATEWAY_PORT      default 8079 (0 picks a free port)
 //   EMQ_GATEWAY_MAX_BODY  bytes, default 8388608 (8 MiB)
+//   EMQ_GATEWAY_PRODUCER_MAX_BODY  a producer token's body cap, bytes, default 2097152 (2 MiB;
+//                         never above EMQ_GATEWAY_MAX_BODY)
 //   EMQ_GATEWAY_MAX_PIPELINE  commands per request, default 10000
 //   EMQ_GATEWAY_TIMEOUT_MS    one Valkey command's budget, default 5000
 //   EMQ_WIRE_VERSION      the EchoMQ wire version, default echomq:3.0.0: while Valkey's
@@ -41,6 +43,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
     tokens,
     scripts: allScripts,
     maxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_MAX_BODY', 8 * 1024 * 1024, 1),
+    producerMaxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_PRODUCER_MAX_BODY', 2 * 1024 * 1024, 1),
     maxPipeline: wholeNumber(env, 'EMQ_GATEWAY_MAX_PIPELINE', 10_000, 1),
     draining: () => draining,
     queryToken: onOff(env, 'EMQ_GATEWAY_QUERY_TOKEN'),
