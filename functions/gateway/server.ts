@@ -11,15 +11,17 @@
 //   EMQ_WIRE_VERSION      the EchoMQ wire version, default echomq:3.0.0: while Valkey's
 //                         {emq}:version holds another, producer calls get 503 wire_mismatch
 //   EMQ_GATEWAY_QUERY_TOKEN   1: accept ?_token= too; default 0 (a request carrying it gets 401)
+//   EMQ_GATEWAY_HEADERS_TIMEOUT_MS, _REQUEST_TIMEOUT_MS, _KEEPALIVE_TIMEOUT_MS, _MAX_CONNECTIONS:
+//                         the HTTP server's caps (../http/limits.ts), default 10000, 30000, 5000, 1024
 // A bad value stops the start, naming the variable, never its value.
 // SIGTERM or SIGINT: stop taking requests, finish those in flight, close, exit 0.
-import { serve } from '@hono/node-server';
-import type { AddressInfo } from 'node:net';
 import { redactUrl } from '../../shared/connections/valkey-url.js';
 import { wireVersionFrom } from '../../shared/fence.js';
 import { allScripts } from '../../shared/scripts.js';
 import { createGateway } from './app.js';
 import { glideBackend } from './backend.js';
+import { limitsFrom } from '../http/limits.js';
+import { listen } from '../http/listen.js';
 import { onOff, wholeNumber } from '../http/settings.js';
 import { parseTokens } from './tokens.js';
 
@@ -29,6 +31,7 @@ export interface RunningGateway {
 }
 
 export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
+  // every setting is read and checked before anything starts
   const valkeyUrl = env.VALKEY_URL;
   if (!valkeyUrl) throw new Error('VALKEY_URL is not set: the gateway needs the Valkey server to front');
   const tokens = parseTokens(env.EMQ_GATEWAY_TOKENS);
@@ -36,30 +39,18 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
   const port = wholeNumber(env, 'EMQ_GATEWAY_PORT', 8079, 0, 65_535);
   const timeout = wholeNumber(env, 'EMQ_GATEWAY_TIMEOUT_MS', 5_000, 1);
   const wireVersion = wireVersionFrom(env);
-  const backend = glideBackend({ url: valkeyUrl, requestTimeoutMs: timeout, connectTimeoutMs: Math.min(timeout, 2_000), wireVersion });
-  let draining = false;
-  const app = createGateway({
-    backend,
-    tokens,
-    scripts: allScripts,
+  const limits = limitsFrom(env, 'EMQ_GATEWAY');
+  const settings = {
     maxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_MAX_BODY', 8 * 1024 * 1024, 1),
     producerMaxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_PRODUCER_MAX_BODY', 2 * 1024 * 1024, 1),
     maxPipeline: wholeNumber(env, 'EMQ_GATEWAY_MAX_PIPELINE', 10_000, 1),
-    draining: () => draining,
     queryToken: onOff(env, 'EMQ_GATEWAY_QUERY_TOKEN'),
-  });
+  };
 
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
-    s.once('error', reject);
-  });
-  // a client that stalls mid-request is cut off rather than held forever
-  const http = server as unknown as { requestTimeout: number; headersTimeout: number };
-  http.requestTimeout = 30_000;
-  http.headersTimeout = 10_000;
-  const address = server.address() as AddressInfo;
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${shown}:${address.port}`;
+  const backend = glideBackend({ url: valkeyUrl, requestTimeoutMs: timeout, connectTimeoutMs: Math.min(timeout, 2_000), wireVersion });
+  let draining = false;
+  const app = createGateway({ backend, tokens, scripts: allScripts, ...settings, draining: () => draining });
+  const { server, url } = await listen({ fetch: app.fetch, host, port, limits });
 
   let stopped: Promise<void> | undefined;
   const stop = () =>
