@@ -2,6 +2,9 @@
 //   VALKEY_URL            the server behind it (required)
 //   EMQ_GATEWAY_TOKENS    scope:token,... with scope admin or producer (required)
 //   EMQ_GATEWAY_HOST      default 127.0.0.1
+//   EMQ_GATEWAY_TLS_CERT, EMQ_GATEWAY_TLS_KEY   paths of a PEM certificate chain and its key:
+//                         HTTPS (both or neither; see tls.ts). Beyond loopback, serve HTTPS or
+//                         put a proxy that terminates TLS in front: tokens travel in every request
 //   EMQ_GATEWAY_PORT      default 8079 (0 picks a free port)
 //   EMQ_GATEWAY_MAX_BODY  bytes, default 8388608 (8 MiB)
 //   EMQ_GATEWAY_PRODUCER_MAX_BODY  a producer token's body cap, bytes, default 2097152 (2 MiB;
@@ -23,6 +26,7 @@ import { glideBackend } from './backend.js';
 import { limitsFrom } from '../http/limits.js';
 import { listen } from '../http/listen.js';
 import { onOff, wholeNumber } from '../http/settings.js';
+import { tlsFrom } from './tls.js';
 import { parseTokens } from './tokens.js';
 
 export interface RunningGateway {
@@ -40,6 +44,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
   const timeout = wholeNumber(env, 'EMQ_GATEWAY_TIMEOUT_MS', 5_000, 1);
   const wireVersion = wireVersionFrom(env);
   const limits = limitsFrom(env, 'EMQ_GATEWAY');
+  const tls = tlsFrom(env);
   const settings = {
     maxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_MAX_BODY', 8 * 1024 * 1024, 1),
     producerMaxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_PRODUCER_MAX_BODY', 2 * 1024 * 1024, 1),
@@ -50,7 +55,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
   const backend = glideBackend({ url: valkeyUrl, requestTimeoutMs: timeout, connectTimeoutMs: Math.min(timeout, 2_000), wireVersion });
   let draining = false;
   const app = createGateway({ backend, tokens, scripts: allScripts, ...settings, draining: () => draining });
-  const { server, url } = await listen({ fetch: app.fetch, host, port, limits });
+  const { server, url } = await listen({ fetch: app.fetch, host, port, limits, tls });
 
   let stopped: Promise<void> | undefined;
   const stop = () =>
@@ -62,6 +67,6 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
       });
       await backend.close();
     })());
-  process.stderr.write(`gateway: fronting ${redactUrl(valkeyUrl)} with ${tokens.size} token(s)\n`);
+  process.stderr.write(`gateway: fronting ${redactUrl(valkeyUrl)} with ${tokens.size} token(s) over ${tls ? 'HTTPS' : 'plain HTTP'}\n`);
   return { url, stop };
 }
