@@ -154,11 +154,10 @@ export function createGateway({
 
   /**
    * The first command the server does not know, as a 400; nothing is sent then (Valkey would
-   * echo its bytes in an error reply). Admin scope: a producer may send only PING, EVAL and
-   * EVALSHA, and its Valkey user need not be allowed COMMAND.
+   * echo its bytes in an error reply). Asked for the admin scope only: a producer may send only
+   * PING, EVAL and EVALSHA, and its Valkey user need not be allowed COMMAND.
    */
   const unknown = async (c: Context<Env>, commands: ReadonlyArray<readonly Arg[]>) => {
-    if (c.get('scope') !== 'admin') return undefined;
     const name = await backend.unknownCommand(commands);
     if (name === undefined) return undefined;
     return json(c, { error: `ERR unknown command '${name}': the server has no such command, so it was not sent` }, 400);
@@ -172,7 +171,7 @@ export function createGateway({
   const fence = (c: Context<Env>) => (c.get('scope') === 'producer' ? backend.admit() : undefined);
 
   const single = async (c: Context<Env>, args: Arg[]) => {
-    const refused = refuse(c, [args]) ?? (await unknown(c, [args]));
+    const refused = refuse(c, [args]) ?? (c.get('scope') === 'admin' ? await unknown(c, [args]) : undefined);
     if (refused) return refused;
     const held = fence(c); // no promise at all while the fence was read lately
     if (held) await held;
@@ -200,7 +199,7 @@ export function createGateway({
 
   app.post('/pipeline', async (c) => {
     const commands = jsonCommands(await readJson(c, maxPipeline), maxPipeline);
-    const refused = refuse(c, commands) ?? (await unknown(c, commands));
+    const refused = refuse(c, commands) ?? (c.get('scope') === 'admin' ? await unknown(c, commands) : undefined);
     if (refused) return refused;
     const held = fence(c);
     if (held) await held;
@@ -211,7 +210,7 @@ export function createGateway({
 
   app.post('/multi-exec', async (c) => {
     const commands = jsonCommands(await readJson(c, maxPipeline), maxPipeline);
-    const refused = refuse(c, commands) ?? (await unknown(c, commands));
+    const refused = refuse(c, commands) ?? (c.get('scope') === 'admin' ? await unknown(c, commands) : undefined);
     if (refused) return refused;
     const held = fence(c);
     if (held) await held;
