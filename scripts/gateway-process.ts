@@ -42,7 +42,7 @@ export async function startGatewayProcess(valkeyUrl: string, env: Record<string,
       const timer = setTimeout(() => reject(new Error(`gateway did not start: ${err.slice(-1000)}`)), 15_000);
       child.stdout!.on('data', (d) => {
         out += d;
-        const line = /^(http:\/\/\S+)\n/.exec(out);
+        const line = /^(https?:\/\/\S+)\n/.exec(out);
         if (line) {
           clearTimeout(timer);
           resolve(line[1]!);

@@ -76,6 +76,14 @@ export function printable(text: string, max = 300): string {
   return clean.length > max ? `${clean.slice(0, max)}...` : clean;
 }
 
+/**
+ * `found` for an answer anyone may read (/readyz): a value read is shown (versions are not
+ * secrets), an error reply's words are not (NOPERM names the Valkey user).
+ */
+export function publicFound(found: string): string {
+  return found.startsWith('(an error reply') ? '(an error reply)' : found;
+}
+
 function sameText(value: Reply, text: string): boolean {
   if (typeof value === 'string') return value === text;
   if (!(value instanceof Uint8Array) || value.length !== text.length) return false;

@@ -5,8 +5,6 @@
 // everything works and the key is never written. Another value, before start, while
 // running, after a CLIENT KILL or a server restart: every write is refused, nothing lands,
 // the admin scope still works; set back or deleted: everything recovers by itself.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { createProducer as createClient } from '../client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProducer } from '../functions/producer/app.js';
@@ -20,6 +18,7 @@ import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { answerOf, type Answer } from './support/answer.js';
 import { emq } from './support/cli.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { startProducerProcess, type ProducerProcess } from './support/producer.js';
 
 const KEY = '{emq}:version';
 const OURS = 'echomq:3.0.0';
@@ -29,41 +28,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Longer than the fence's period (500 ms) plus a read: the periodic read has run since. */
 const A_PERIOD = 1_100;
 
-const bin = fileURLToPath(new URL('../bin/emq.js', import.meta.url));
-
-interface ProducerProcess {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<number | null>;
-}
-
 /** `emq producer` as its own process, over glide to `valkeyUrl`. */
-async function startProducerProcess(valkeyUrl: string, env: Record<string, string> = {}): Promise<ProducerProcess> {
-  const child = spawn(process.execPath, [bin, 'producer'], {
-    env: { ...process.env, VALKEY_URL: valkeyUrl, PORT: '0', EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /^(http:\/\/\S+)\n/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`emq producer exited with ${code}: ${err}`)));
-  });
-  return {
-    url,
-    child,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
+const startProducer = (valkeyUrl: string) => startProducerProcess({ VALKEY_URL: valkeyUrl, EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) });
 
 /** Every way this project writes to one server, kept open across the tests of a block. */
 interface Writers {
@@ -79,7 +45,7 @@ async function openWriters(valkeyUrl: string, gatewayEnv: Record<string, string>
   const [glide, gateway, producer] = await Promise.all([
     connectGlide({ url: valkeyUrl, requestTimeoutMs: glideTimeoutMs }),
     startGatewayProcess(valkeyUrl, gatewayEnv),
-    startProducerProcess(valkeyUrl),
+    startProducer(valkeyUrl),
   ]);
   const rest = connectRest({ url: gateway.url, token: gateway.producer });
   const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) });

@@ -1,6 +1,7 @@
 // The REST gateway, as the real process (`emq gateway`), over real HTTP, in front of a
 // real server private to this file: every refusal is checked against the whole keyspace.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import { mintId } from '../shared/ids.js';
 import { enqueueOnceScript, enqueueScript, jobStateScript } from '../shared/scripts.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { answerOf, type Answer } from './support/answer.js';
+import { emq } from './support/cli.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
 
 // ---------------------------------------------------------------- helpers
@@ -170,14 +172,31 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(await snapshot(admin)).toEqual(before);
     });
 
-    it('a token via ?_token= works (and writes, so the 401s above were refusals)', async () => {
-      const r = await call(gw, `/set/auth:q/via-query?_token=${encodeURIComponent(gw.admin)}`);
-      expect(r.status).toBe(200);
-      expect(r.json).toEqual({ result: 'OK' });
-      expect(String(await admin.text('GET', 'auth:q'))).toBe('via-query');
-      const ping = await call(gw, `/ping?_token=${encodeURIComponent(gw.producer)}`);
-      expect(ping.status).toBe(200);
-      expect(ping.json).toEqual({ result: 'PONG' });
+    it('finding 10 (security review): ?_token= is off unless EMQ_GATEWAY_QUERY_TOKEN=1: a valid token there is 401, alone or beside a valid Bearer, and nothing is written', async () => {
+      await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+      const q = freshQueue('query');
+      const before = await snapshot(admin);
+      await admin.call('CONFIG', 'RESETSTAT');
+      const cases: Array<[string, CallOptions]> = [
+        [`/set/auth:q/via-query?_token=${encodeURIComponent(gw.admin)}`, {}],
+        [`/ping?_token=${encodeURIComponent(gw.producer)}`, {}],
+        [`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, { method: 'POST', body: 'q' }],
+        [`/set/auth:q/via-query?_token=${encodeURIComponent(gw.admin)}`, { token: gw.admin }],
+        [`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, { token: gw.producer, method: 'POST', body: 'q' }],
+        [`/ping?_token=`, { token: gw.producer }],
+        [`/ping?a=1&_token=${encodeURIComponent(gw.producer)}`, {}],
+      ];
+      for (const [path, opts] of cases) {
+        const r = await call(gw, path, opts);
+        expect(r.status, path).toBe(401);
+        expect(r.json.error).toMatch(/EMQ_GATEWAY_QUERY_TOKEN/);
+        expect(r.text).not.toContain(gw.admin);
+        expect(r.text).not.toContain(gw.producer);
+      }
+      for (const c of ['set', 'ping', 'evalsha']) expect(await admin.calls(c), c).toBe(0);
+      expect(await snapshot(admin)).toEqual(before);
+      // the same requests with the token as a Bearer run (so those 401s were refusals)
+      expect(await call(gw, '/ping', { token: gw.producer })).toMatchObject({ status: 200, json: { result: 'PONG' } });
     });
 
     it('path-style POSTs, the way a producer enqueues: tokens checked alike whichever way the request is served', async () => {
@@ -203,17 +222,12 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
         const r = await post(evalshaPath(q, mintId()), headers, 'p');
         expect(r, JSON.stringify(headers)).toEqual({ status: 401, type: 'application/json', body: unauthorized });
       }
-      // a wrong Bearer is not rescued by ?_token=; without a Bearer, ?_token= is the token
-      const wrong = await post(`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, { Authorization: 'Bearer nope' }, 'p');
-      expect(wrong.status).toBe(401);
       expect(await snapshot(admin)).toEqual(before);
-      const viaQuery = await post(`${evalshaPath(q, mintId())}?_token=${encodeURIComponent(gw.producer)}`, {}, 'q');
-      expect(viaQuery).toEqual({ status: 200, type: 'application/json', body: '{"result":1}' });
       for (const chunked of [false, true]) {
         const bearer = await post(evalshaPath(q, mintId()), { Authorization: `bearer  ${gw.producer} `, 'Upstash-Encoding': 'base64' }, 'b', chunked);
         expect(bearer, `chunked: ${chunked}`).toEqual({ status: 200, type: 'application/json', body: '{"result":1}' });
       }
-      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(3);
+      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(2);
       // refusals and the script's own errors, the same way
       const other = await post(`/evalsha/${'f'.repeat(40)}/2/${keysOf(q, 'x').map(encodeURIComponent).join('/')}/x`, { Authorization: `Bearer ${gw.producer}` }, 'p');
       expect(other).toEqual({ status: 403, type: 'application/json', body: JSON.stringify({ error: "a producer token may run EVALSHA only of this project's scripts" }) });
@@ -233,6 +247,43 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       const ping = await command(gw, gw.producer, ['PING']);
       expect(ping.status).toBe(200);
       expect(ping.json).toEqual({ result: 'PONG' });
+    });
+  });
+
+  describe('with EMQ_GATEWAY_QUERY_TOKEN=1', () => {
+    let gq: GatewayProcess;
+    beforeAll(async () => {
+      gq = await startGatewayProcess(server.url, { EMQ_GATEWAY_QUERY_TOKEN: '1' });
+    });
+    afterAll(async () => {
+      expect(await gq?.stop()).toBe(0);
+    });
+
+    it('a token via ?_token= works, and writes; a wrong Bearer is not rescued by it', async () => {
+      await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+      const r = await call(gq, `/set/auth:q/via-query?_token=${encodeURIComponent(gq.admin)}`);
+      expect(r).toMatchObject({ status: 200, json: { result: 'OK' } });
+      expect(String(await admin.text('GET', 'auth:q'))).toBe('via-query');
+      expect(await call(gq, `/ping?_token=${encodeURIComponent(gq.producer)}`)).toMatchObject({ status: 200, json: { result: 'PONG' } });
+      const q = freshQueue('viaquery');
+      const id = mintId();
+      const before = await snapshot(admin);
+      const wrong = await call(gq, `${evalshaPath(q, id)}?_token=${encodeURIComponent(gq.producer)}`, { method: 'POST', body: 'q', headers: { Authorization: 'Bearer nope' } });
+      expect(wrong.status).toBe(401);
+      for (const path of [`/set/auth:k/v?_token=${gq.admin}x`, '/set/auth:k/v?_token=']) expect((await call(gq, path)).status, path).toBe(401);
+      expect(await snapshot(admin)).toEqual(before);
+      const viaQuery = await call(gq, `${evalshaPath(q, id)}?_token=${encodeURIComponent(gq.producer)}`, { method: 'POST', body: 'q' });
+      expect(viaQuery).toMatchObject({ status: 200, json: { result: 1 } });
+      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(1);
+      await admin.call('DEL', 'auth:q');
+    });
+
+    it('EMQ_GATEWAY_QUERY_TOKEN other than 1 or 0 stops the start, naming the variable, never its value', async () => {
+      const run = await emq(['gateway'], '', { VALKEY_URL: server.url, EMQ_GATEWAY_TOKENS: `admin:${gq.admin}`, EMQ_GATEWAY_PORT: '0', EMQ_GATEWAY_QUERY_TOKEN: 'yes-secret-ish' });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('EMQ_GATEWAY_QUERY_TOKEN is not 1 (on) or 0 (off)');
+      expect(run.stderr).not.toContain('yes-secret-ish');
+      expect(run.stdout).toBe('');
     });
   });
 
@@ -802,6 +853,221 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(await command(gw, gw.admin, ['config', 'get', 'maxmemory'])).toMatchObject({ status: 200 });
     });
   });
+
+  describe('finding 2 (security review): unknown commands never reach Valkey, and nothing an admin sends drops the producers\' connection', () => {
+    /** Error replies Valkey has sent since the last CONFIG RESETSTAT: an unknown command sent would count. */
+    const errorReplies = async () => Number(/total_error_replies:(\d+)/.exec(String(await admin.text('INFO', 'stats')))?.[1]);
+    /** Calls of COMMAND LIST since the last CONFIG RESETSTAT. */
+    const commandLists = async () => Number(/^cmdstat_command\|list:calls=(\d+)/m.exec(String(await admin.text('INFO', 'commandstats')))?.[1] ?? 0);
+
+    /** Producers enqueueing and PINGing the whole time `during` runs: every status they got. */
+    async function producersDuring(during: () => Promise<void>): Promise<number[]> {
+      await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+      const q = freshQueue('steady');
+      let stop = false;
+      const statuses: number[] = [];
+      const producers = Array.from({ length: 4 }, async (_, i) => {
+        while (!stop) {
+          const r = i % 2 === 0 ? await command(gw, gw.producer, ['PING']) : await call(gw, evalshaPath(q, mintId()), { token: gw.producer, method: 'POST', body: 'steady' });
+          statuses.push(r.status);
+        }
+      });
+      try {
+        await during();
+      } finally {
+        stop = true;
+        await Promise.all(producers);
+      }
+      return statuses;
+    }
+
+    it('(a) an unknown command, with a 0xFF argument or a UTF-8 character Valkey would cut at 128 bytes: 400 for the admin scope, nothing sent', async () => {
+      const cut = `x${'\u00e9'.repeat(100)}`; // Valkey echoes 128 bytes: 'x' and 63.5 characters
+      const before = await snapshot(admin);
+      await admin.call('CONFIG', 'RESETSTAT');
+      const statuses = await producersDuring(async () => {
+        for (let round = 0; round < 3; round++) {
+          const answers = [
+            await call(gw, '/nosuchcmd/%FF', { token: gw.admin }),
+            await call(gw, `/nosuchcmd/${encodeURIComponent(cut)}`, { token: gw.admin }),
+            await call(gw, '/nosuchcmd', { token: gw.admin, method: 'POST', body: Buffer.from([0xff, 0xfe]) }),
+            await command(gw, gw.admin, ['nosuchcmd', cut]),
+            await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify([['SET', 'unknown:k', 'v'], ['nosuchcmd', cut]]) }),
+            await call(gw, '/multi-exec', { token: gw.admin, method: 'POST', body: JSON.stringify([['SET', 'unknown:k', 'v'], ['nosuchcmd', cut]]) }),
+          ];
+          for (const r of answers) {
+            expect(r.status, r.text).toBe(400);
+            expect(r.json.error).toMatch(/^ERR unknown command 'NOSUCHCMD'/);
+          }
+        }
+      });
+      expect(statuses.length).toBeGreaterThan(0);
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      // not one of them reached Valkey: no error reply was sent, no SET ran, nothing changed
+      expect(await errorReplies()).toBe(0);
+      expect(await admin.calls('set')).toBe(0);
+      expect(await admin.call('EXISTS', 'unknown:k')).toBe(0);
+      const after = await snapshot(admin);
+      // the producers' jobs are the only change
+      expect(Object.keys(after.entries).filter((k) => !(k in before.entries)).every((k) => Buffer.from(k, 'hex').toString().startsWith('emq:{steady-'))).toBe(true);
+      for (const [k, v] of Object.entries(before.entries)) if (!Buffer.from(k, 'hex').toString().startsWith('emq:{steady-')) expect(after.entries[k]).toBe(v);
+    });
+
+    it('(a) known commands in any case still run, and the command table is read once, not per request', async () => {
+      expect(await command(gw, gw.admin, ['PING'])).toMatchObject({ status: 200 }); // learned by now
+      await admin.call('CONFIG', 'RESETSTAT');
+      for (let i = 0; i < 10; i++) {
+        expect(await command(gw, gw.admin, ['set', 'known:k', String(i)])).toMatchObject({ status: 200, json: { result: 'OK' } });
+        expect(await call(gw, '/GeT/known:k', { token: gw.admin })).toMatchObject({ status: 200, json: { result: String(i) } });
+        expect(await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify([['Config', 'get', 'maxmemory'], ['object', 'encoding', 'known:k']]) })).toMatchObject({ status: 200 });
+      }
+      expect(await commandLists()).toBe(0);
+      await admin.call('DEL', 'known:k');
+    });
+
+    it('(b) an admin command whose error reply is not UTF-8 (a script\'s error_reply) drops only the admin\'s own connection: every producer call still answers 200', async () => {
+      const statuses = await producersDuring(async () => {
+        for (let round = 0; round < 3; round++) {
+          const r = await call(gw, `/eval/${encodeURIComponent('return redis.error_reply(ARGV[1])')}/0/%FF`, { token: gw.admin });
+          // the admin's own connection cannot read the reply: 503, or 400 once glide learns to
+          expect([400, 503], r.text).toContain(r.status);
+          // the admin scope comes back by itself
+          let back = 0;
+          for (const deadline = Date.now() + 10_000; Date.now() < deadline && back !== 200; await sleep(50)) {
+            back = (await command(gw, gw.admin, ['PING'])).status;
+          }
+          expect(back).toBe(200);
+        }
+      });
+      expect(statuses.length).toBeGreaterThan(0);
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    }, 60_000);
+  });
+});
+
+// ---------------------------------------------------------------- finding 11: bodies and pipelines at their default caps
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ, 100 on Linux)
+}
+
+/**
+ * A chunked POST written 64 KiB at a time until an answer arrives (or `total` bytes were
+ * written): the status, how much was written by then, and the body.
+ */
+function streamUntilAnswered(url: URL, headers: Record<string, string>, total: number) {
+  return new Promise<{ status: number; written: number; body: string; finished: boolean }>((resolve, reject) => {
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let written = 0;
+    let finished = false;
+    const req = request(url, { method: 'POST', agent: false, headers: { ...headers, 'Transfer-Encoding': 'chunked' } }, (res) => {
+      const at = written;
+      clearInterval(timer);
+      readAll(res).then(
+        (body) => (req.destroy(), resolve({ status: res.statusCode!, written: at, body, finished })),
+        (err) => (req.destroy(), resolve({ status: res.statusCode!, written: at, body: String(err), finished })),
+      );
+    });
+    req.on('error', (err) => {
+      if (!finished) reject(err);
+    });
+    const timer = setInterval(() => {
+      if (written >= total) {
+        clearInterval(timer);
+        finished = true;
+        req.end();
+        return;
+      }
+      req.write(chunk);
+      written += chunk.length;
+    }, 2);
+  });
+}
+
+describe('finding 11 (security review): a gateway at its default caps (8 MiB bodies, 2 MiB for a producer token, 10,000 commands)', () => {
+  const MiB = 1024 * 1024;
+  let server: RunningServer;
+  let admin: Admin;
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    server = await startServer();
+    admin = await connectAdmin(server.url);
+    await admin.call('SCRIPT', 'LOAD', enqueueScript.text);
+    gw = await startGatewayProcess(server.url);
+  });
+  afterAll(async () => {
+    const code = await gw?.stop();
+    admin?.close();
+    await server?.stop();
+    expect(code).toBe(0);
+  });
+
+  it('an 8 MiB /pipeline of 2.1 M commands is refused before it is parsed: 400 naming the cap, nothing ran', async () => {
+    const n = Math.floor((8 * MiB - 2) / 4); // [1], is 4 bytes: 2,097,151 commands
+    const body = Buffer.concat([Buffer.from('['), Buffer.alloc(4 * (n - 1), '[1],'), Buffer.from('[1]]')]);
+    expect(body.length).toBeLessThanOrEqual(8 * MiB);
+    const before = await snapshot(admin);
+    await admin.call('CONFIG', 'RESETSTAT');
+    for (const route of ['/pipeline', '/multi-exec']) {
+      const cpu = cpuSeconds(gw.child.pid!);
+      const started = performance.now();
+      const r = await call(gw, route, { token: gw.admin, method: 'POST', body });
+      const ms = performance.now() - started;
+      expect(r.status).toBe(400);
+      // it stopped counting at the cap: it never learned how many there were
+      expect(r.json.error).toBe('ERR more than 10000 commands in one request; the limit is 10000');
+      console.log(`[finding 11] ${route}: 8 MiB of ${n.toLocaleString('en')} commands refused in ${ms.toFixed(0)} ms, gateway CPU ${((cpuSeconds(gw.child.pid!) - cpu) * 1000).toFixed(0)} ms (upload included)`);
+    }
+    expect(await admin.calls('exec')).toBe(0);
+    expect(await snapshot(admin)).toEqual(before);
+  });
+
+  it('the count skips what is inside strings (commas, brackets, escaped quotes) and nested arrays: exactly 10,000 such commands run', async () => {
+    const tricky = ['a,b', '],[', '\\",[', '\\\\', '"', '{"x":[1,2]}'];
+    const commands = Array.from({ length: 10_000 }, (_, i) => ['ECHO', tricky[i % tricky.length]!]);
+    const ok = await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify(commands) });
+    expect(ok.status).toBe(200);
+    expect(ok.json).toHaveLength(10_000);
+    expect(ok.json[1]).toEqual({ result: '],[' });
+    const over = await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify([...commands, ['ECHO', 'one more']]) });
+    expect(over.status).toBe(400);
+    expect(over.json.error).toContain('10000');
+  });
+
+  it('a producer token\'s body past 2 MiB: 413 while it streams in (an admin\'s 3 MiB body is fine), nothing written; no token: 401 before any of it is read', async () => {
+    const q = freshQueue('pcap');
+    const before = await snapshot(admin);
+    const streamed = await streamUntilAnswered(new URL(gw.url + evalshaPath(q, mintId())), { Authorization: `Bearer ${gw.producer}` }, 16 * MiB);
+    expect(streamed.status).toBe(413);
+    expect(streamed.finished).toBe(false);
+    expect(streamed.written).toBeGreaterThan(2 * MiB);
+    expect(streamed.written).toBeLessThan(8 * MiB);
+    expect(JSON.parse(streamed.body).error).toContain(String(2 * MiB));
+    const declared = await call(gw, evalshaPath(q, mintId()), { token: gw.producer, method: 'POST', body: Buffer.alloc(2 * MiB + 1, 0x62) });
+    expect(declared.status).toBe(413);
+    // JSON the same way
+    const json = await call(gw, '/pipeline', { token: gw.producer, method: 'POST', body: JSON.stringify([['ECHO', 'x'.repeat(2 * MiB)]]) });
+    expect(json.status).toBe(413);
+    // without a token the body is never read: 401 at the first chunk
+    const anonymous = await streamUntilAnswered(new URL(gw.url + evalshaPath(q, mintId())), {}, 16 * MiB);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.written).toBeLessThan(2 * MiB);
+    expect(await admin.footprint(q)).toEqual({});
+    expect(await snapshot(admin)).toEqual(before);
+
+    // exactly 2 MiB for a producer, and 3 MiB for an admin, are taken
+    const id = mintId();
+    const payload = randomBytes(2 * MiB);
+    expect(await call(gw, evalshaPath(q, id), { token: gw.producer, method: 'POST', body: payload })).toMatchObject({ status: 200, json: { result: 1 } });
+    expect(((await admin.call('HGET', keysOf(q, id)[0]!, 'payload')) as Buffer).equals(payload)).toBe(true);
+    const big = randomBytes(3 * MiB);
+    expect(await call(gw, '/set/pcap:admin', { token: gw.admin, method: 'POST', body: big })).toMatchObject({ status: 200, json: { result: 'OK' } });
+    expect(((await admin.call('GET', 'pcap:admin')) as Buffer).equals(big)).toBe(true);
+    await admin.call('DEL', 'pcap:admin');
+  }, 30_000);
 });
 
 // ---------------------------------------------------------------- 5. Valkey going away
@@ -896,6 +1162,10 @@ describe('gateway while Valkey is down', () => {
       expect(notReady.headers.get('retry-after')).toMatch(/^\d+$/);
       const cmd = await command(gw, gw.producer, ['PING']);
       expect(cmd.status).toBe(503);
+      // what the gateway decides alone is answered as ever: a refusal stays a refusal
+      expect((await command(gw, gw.producer, ['FLUSHALL'])).status).toBe(403);
+      expect((await call(gw, '/evalsha/%ZZ/0', { token: gw.producer, method: 'POST', body: 'p' })).status).toBe(400);
+      expect((await call(gw, '/', { token: gw.producer, method: 'POST', body: '[' })).status).toBe(400);
 
       const server = await startServer({ port });
       cleanup.push(() => server.stop());

@@ -1,100 +1,50 @@
-// The gateway's way to Valkey: one shared glide connection, so concurrent requests'
-// commands pipeline on it. Connected lazily and again after a failed connect, so the
-// gateway starts (and answers 503) while Valkey is down, and recovers without a restart.
+// The gateway's way to Valkey: one glide connection per scope. Producers (PING and this
+// project's scripts only) share one, so their commands pipeline on it; the admin scope has
+// its own, so nothing an admin sends (a script's error reply that is not UTF-8 makes glide
+// drop its connection) can fail a producer's request in flight.
 import type { Arg, Outcome } from '../../shared/connection.js';
-import { NotReplicatedError, connectGlide, type GlideConnection, type GlideOptions } from '../../shared/connections/glide.js';
-import { ConnectionError } from '../../shared/errors.js';
+import type { GlideConnection, GlideOptions } from '../../shared/connections/glide.js';
+import { commandName } from './args.js';
+import { CommandTable } from './commands.js';
+import { glideLane } from './lane.js';
+import type { Scope } from './tokens.js';
+
+export { Unavailable } from './lane.js';
 
 export interface Backend {
-  command(args: readonly Arg[]): Promise<Outcome>;
+  command(scope: Scope, args: readonly Arg[]): Promise<Outcome>;
   /** Outcomes in order, or one outcome when the server aborted the whole transaction. */
-  transaction(commands: ReadonlyArray<readonly Arg[]>): Promise<Outcome[] | Outcome>;
+  transaction(scope: Scope, commands: ReadonlyArray<readonly Arg[]>): Promise<Outcome[] | Outcome>;
   /**
    * The `{emq}:version` fence (shared/fence.ts), for the producer scope: undefined when its
    * calls may go now, else a promise that resolves when they may, or rejects with
    * WireMismatchError (or Unavailable when Valkey cannot be read).
    */
   admit(): Promise<void> | undefined;
+  /** The first command's name (ASCII, upper-cased) the server's command table lacks, or undefined (admin connection). */
+  unknownCommand(commands: ReadonlyArray<readonly Arg[]>): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
-/** How often a PING checks whether Valkey is back, after a failure. */
-const PROBE_MS = 200;
-
-/** Valkey cannot be reached now: answer 503 with Retry-After. */
-export class Unavailable extends Error {}
-
 export function glideBackend(options: GlideOptions): Backend {
-  let connection: GlideConnection | undefined;
-  let connecting: Promise<GlideConnection> | undefined;
-  let closed = false;
-
-  const connected = (): Promise<GlideConnection> => {
-    if (connection) return Promise.resolve(connection);
-    connecting ??= connectGlide(options).then(
-      (c) => {
-        connecting = undefined;
-        if (closed) void c.close();
-        return (connection = c);
-      },
-      (err: unknown) => {
-        connecting = undefined;
-        throw err;
-      },
-    );
-    return connecting;
+  const producer = glideLane(options);
+  // the admin scope is not fenced: it writes no jobs, and an operator may need it to fix the key
+  const admin = glideLane({ ...options, fence: false });
+  const laneOf = (scope: Scope) => (scope === 'admin' ? admin : producer);
+  // one table per connection: learned on the connection it describes
+  const tables = new WeakMap<GlideConnection, CommandTable>();
+  const tableOf = (c: GlideConnection) => {
+    let table = tables.get(c);
+    if (!table) tables.set(c, (table = new CommandTable(() => c.command(['COMMAND', 'LIST']))));
+    return table;
   };
-
-  // While Valkey is away, glide holds each call until its request timeout (5 s) and a fresh
-  // connect waits out the connect timeout: after one such failure, answer 503 at once and
-  // let one PING at a time find out when Valkey is back.
-  let down: string | undefined;
-  const probe = async () => {
-    while (down !== undefined && !closed) {
-      await new Promise((r) => setTimeout(r, PROBE_MS));
-      try {
-        const pong = await (await connected()).command(['PING']);
-        if (pong.ok) down = undefined;
-      } catch {
-        // still away
-      }
-    }
-  };
-
-  const unavailable = (err: unknown): never => {
-    if (!(err instanceof ConnectionError)) throw err;
-    // a write too few replicas confirmed says nothing about the connection
-    if (!(err instanceof NotReplicatedError) && down === undefined) {
-      down = err.message;
-      void probe();
-    }
-    throw new Unavailable(err.message);
-  };
-
-  const guard = <T>(use: (c: GlideConnection) => Promise<T>): Promise<T> => {
-    if (closed) return Promise.reject(new Unavailable('the gateway is shutting down'));
-    if (down !== undefined) return Promise.reject(new Unavailable(down));
-    let sent: Promise<T>;
-    try {
-      // once connected, straight on: no turns of the microtask queue spent awaiting the connection
-      sent = connection ? use(connection) : connected().then(use);
-    } catch (err) {
-      sent = Promise.reject(err);
-    }
-    return sent.catch(unavailable);
-  };
-
   return {
-    command: (args) => guard((c) => c.command(args)),
-    transaction: (commands) => guard((c) => c.transaction(commands)),
-    admit() {
-      // connected: the fence answers at once when it was read lately (no promise at all)
-      if (connection && down === undefined && !closed) return connection.fence.admit()?.catch(unavailable);
-      return guard((c) => c.fence.admit() ?? Promise.resolve());
-    },
+    command: (scope, args) => laneOf(scope).command(args),
+    transaction: (scope, commands) => laneOf(scope).transaction(commands),
+    admit: () => producer.admit(),
+    unknownCommand: (commands) => admin.use((c) => tableOf(c).unknown(commands.map(commandName))),
     async close() {
-      closed = true;
-      await (connection ?? (await connecting?.catch(() => undefined)))?.close();
+      await Promise.all([producer.close(), admin.close()]);
     },
   };
 }

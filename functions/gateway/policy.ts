@@ -1,6 +1,6 @@
 // What each scope may run. A producer may PING and run this project's scripts, by SHA-1
 // (EVALSHA) or by their exact text (EVAL), and nothing else. Nobody may run commands
-// that block or change the state of the shared connection every request rides on.
+// that block or change the state of the connection their scope's requests share.
 import type { Arg } from '../../shared/connection.js';
 import type { Script } from '../../shared/scripts.js';
 import { commandName, nameOf } from './args.js';
@@ -8,8 +8,9 @@ import type { Scope } from './tokens.js';
 
 /**
  * Commands whose second argument names a subcommand. Valkey echoes an unknown subcommand in its
- * error reply, and an error reply that is not UTF-8 makes glide drop the connection every
- * request shares: so a subcommand must be an ASCII name too.
+ * error reply, and an error reply that is not UTF-8 makes glide drop the connection the scope's
+ * requests share: so a subcommand must be an ASCII name too. (An unknown command is refused
+ * before it is sent: commands.ts.)
  */
 const CONTAINERS = new Set([
   'ACL', 'CLIENT', 'CLUSTER', 'COMMAND', 'CONFIG', 'DEBUG', 'FUNCTION', 'LATENCY', 'MEMORY', 'MODULE',

@@ -31,6 +31,7 @@ import {
   WireMismatchError,
   type Connection,
 } from '../../shared/index.js';
+import { publicFound } from '../../shared/fence.js';
 import { TooLarge, readBody } from '../http/body.js';
 import { parseBatch } from './batch.js';
 import type { Config } from './config.js';
@@ -108,7 +109,15 @@ export function createProducer({ config, connection, regionOf, minter: given }: 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     // a read of a job that never exists: proves the whole path (REST, gateway, Valkey, scripts)
-    await jobState(connection(), 'emq-readyz', 'JOB00000000000');
+    try {
+      await jobState(connection(), 'emq-readyz', 'JOB00000000000');
+    } catch (err) {
+      // no token needed here: problems with fixed details (problemOf), and a wire mismatch
+      // naming both versions but not an error reply's words (NOPERM names the Valkey user)
+      if (!(err instanceof WireMismatchError)) throw err;
+      const found = publicFound(err.found);
+      throw new Problem(503, 'wire_mismatch', new WireMismatchError(err.expected, found).message, { expected: err.expected, found });
+    }
     return c.json({ status: 'ready' });
   });
 

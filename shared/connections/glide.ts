@@ -49,6 +49,12 @@ export interface GlideOptions {
    * value (see shared/fence.ts); the key is read, never written.
    */
   wireVersion?: string;
+  /**
+   * Read the fence at connect and every 500 ms (default true). false for a connection that
+   * never writes jobs through run()/pipeline() (the gateway's admin connection): no periodic
+   * GET; run() and pipeline() would still read the key before they write.
+   */
+  fence?: boolean;
 }
 
 type Client = GlideClient | GlideClusterClient;
@@ -365,7 +371,7 @@ let loggerSet = false;
 
 /** Connects to the server (or cluster) a Valkey URL names. Fails with ConnectionError within the connect timeout. */
 export async function connectGlide(options: GlideOptions | string): Promise<GlideConnection> {
-  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 32, wireVersion, ...rest } =
+  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 32, wireVersion, fence = true, ...rest } =
     typeof options === 'string' ? { url: options } : options;
   const endpoint = parseValkeyUrl(url);
   const cluster = clusterOpt ?? endpoint.cluster;
@@ -404,6 +410,7 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
     if (endpoint.password) why = why.replaceAll(endpoint.password, '***');
     throw new ConnectionError(`cannot connect to ${redactUrl(url)}: ${why}`, { cause: err });
   }
+  if (!fence) return connection;
   // the fence's first read; a mismatch (or a failed read) is kept: the writes refuse or wait
   await connection.fence.check().catch(() => {});
   connection.fence.start();

@@ -15,9 +15,13 @@ export interface Target {
   connect(): Promise<Connection>;
 }
 
-/** The REST connection through a real gateway process, with a producer token. */
+/**
+ * The REST connection through a real gateway process, with a producer token. The suite sends
+ * a 5 MiB payload through every transport: a producer token's body cap (2 MiB by default,
+ * sized for the producer app's 1 MiB payloads) is raised to the gateway's overall 8 MiB.
+ */
 async function viaGateway(valkeyUrl: string): Promise<Connection> {
-  const gateway = await startGatewayProcess(valkeyUrl);
+  const gateway = await startGatewayProcess(valkeyUrl, { EMQ_GATEWAY_PRODUCER_MAX_BODY: String(8 * 1024 * 1024) });
   const rest = connectRest({ url: gateway.url, token: gateway.producer });
   return {
     run: (c) => rest.run(c),

@@ -1,0 +1,98 @@
+// One glide connection of the gateway's, shared by the requests of one scope, so their
+// commands pipeline on it. Connected lazily and again after a failed connect, so the gateway
+// starts (and answers 503) while Valkey is down, and recovers without a restart.
+import type { Arg, Outcome } from '../../shared/connection.js';
+import { NotReplicatedError, connectGlide, type GlideConnection, type GlideOptions } from '../../shared/connections/glide.js';
+import { ConnectionError } from '../../shared/errors.js';
+
+/** How often a PING checks whether Valkey is back, after a failure. */
+const PROBE_MS = 200;
+
+/** Valkey cannot be reached now: answer 503 with Retry-After. */
+export class Unavailable extends Error {}
+
+export interface Lane {
+  command(args: readonly Arg[]): Promise<Outcome>;
+  transaction(commands: ReadonlyArray<readonly Arg[]>): Promise<Outcome[] | Outcome>;
+  /** The connection's `{emq}:version` fence: undefined when a write may go now (see Backend.admit). */
+  admit(): Promise<void> | undefined;
+  /** Runs `use` on the connection, with this lane's 503 handling. */
+  use<T>(use: (c: GlideConnection) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function glideLane(options: GlideOptions): Lane {
+  let connection: GlideConnection | undefined;
+  let connecting: Promise<GlideConnection> | undefined;
+  let closed = false;
+
+  const connected = (): Promise<GlideConnection> => {
+    if (connection) return Promise.resolve(connection);
+    connecting ??= connectGlide(options).then(
+      (c) => {
+        connecting = undefined;
+        if (closed) void c.close();
+        return (connection = c);
+      },
+      (err: unknown) => {
+        connecting = undefined;
+        throw err;
+      },
+    );
+    return connecting;
+  };
+
+  // While Valkey is away, glide holds each call until its request timeout (5 s) and a fresh
+  // connect waits out the connect timeout: after one such failure, answer 503 at once and
+  // let one PING at a time find out when Valkey is back.
+  let down: string | undefined;
+  const probe = async () => {
+    while (down !== undefined && !closed) {
+      await new Promise((r) => setTimeout(r, PROBE_MS));
+      try {
+        const pong = await (await connected()).command(['PING']);
+        if (pong.ok) down = undefined;
+      } catch {
+        // still away
+      }
+    }
+  };
+
+  const unavailable = (err: unknown): never => {
+    if (!(err instanceof ConnectionError)) throw err;
+    // a write too few replicas confirmed says nothing about the connection
+    if (!(err instanceof NotReplicatedError) && down === undefined) {
+      down = err.message;
+      void probe();
+    }
+    throw new Unavailable(err.message);
+  };
+
+  const guard = <T>(use: (c: GlideConnection) => Promise<T>): Promise<T> => {
+    if (closed) return Promise.reject(new Unavailable('the gateway is shutting down'));
+    if (down !== undefined) return Promise.reject(new Unavailable(down));
+    let sent: Promise<T>;
+    try {
+      // once connected, straight on: no turns of the microtask queue spent awaiting the connection
+      sent = connection ? use(connection) : connected().then(use);
+    } catch (err) {
+      sent = Promise.reject(err);
+    }
+    return sent.catch(unavailable);
+  };
+
+  return {
+    command: (args) => guard((c) => c.command(args)),
+    transaction: (commands) => guard((c) => c.transaction(commands)),
+    admit() {
+      // connected: the fence answers at once when it was read lately (no promise at all)
+      if (connection && down === undefined && !closed) return connection.fence.admit()?.catch(unavailable);
+      return guard((c) => c.fence.admit() ?? Promise.resolve());
+    },
+    use: guard,
+    async close() {
+      closed = true;
+      await (connection ?? (await connecting?.catch(() => undefined)))?.close();
+    },
+  };
+}

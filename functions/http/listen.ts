@@ -1,0 +1,35 @@
+// A Hono app on a Node server with its caps and timeouts (limits.ts), over HTTPS when given a
+// certificate and key. Resolves once it listens, with the URL it answers on.
+import { serve, type ServerType } from '@hono/node-server';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { serverOptions, type ServerLimits } from './limits.js';
+
+export interface ListenOptions {
+  fetch: Parameters<typeof serve>[0]['fetch'];
+  host: string;
+  port: number;
+  limits: ServerLimits;
+  /** PEM certificate chain and private key: HTTPS. */
+  tls?: { cert: Buffer; key: Buffer } | undefined;
+}
+
+export interface Listening {
+  server: ServerType;
+  url: string;
+}
+
+export async function listen({ fetch, host, port, limits, tls }: ListenOptions): Promise<Listening> {
+  const options = serverOptions(limits);
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = tls
+      ? serve({ fetch, hostname: host, port, createServer: createHttpsServer, serverOptions: { ...options, cert: tls.cert, key: tls.key } }, () => resolve(s))
+      : serve({ fetch, hostname: host, port, serverOptions: options }, () => resolve(s));
+    s.once('error', reject);
+  });
+  // connections past the cap are closed as they are accepted (Node emits 'drop')
+  (server as { maxConnections: number }).maxConnections = limits.maxConnections;
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { server, url: `${tls ? 'https' : 'http'}://${shown}:${address.port}` };
+}
