@@ -874,7 +874,7 @@ function planGet(c: GetCase): Plan {
 
 // ---------------------------------------------------------------- producer: POST /v1/webhooks/:source
 
-type Mutation = 'valid' | 'tamperBody' | 'tamperSig' | 'wrongSecret' | 'noSig' | 'junkSig' | 'stale' | 'future' | 'extraSigs';
+type Mutation = 'valid' | 'tamperBody' | 'tamperSig' | 'wrongSecret' | 'noSig' | 'junkSig' | 'stale' | 'future' | 'extraSigs' | 'flood';
 interface HookCase {
   t: 'hook';
   source: { known: SourceName } | { unknown: string };
@@ -896,7 +896,7 @@ const hookArb: fc.Arbitrary<HookCase> = fc.record({
     { weight: 12, arbitrary: fc.constantFrom(...SOURCE_NAMES).map((known) => ({ known })) },
     { weight: 1, arbitrary: fc.oneof(fc.constantFrom('nope', 'GH', 'constructor', '__proto__', 'gh ', 'toString'), fc.string({ maxLength: 10 })).map((unknown) => ({ unknown })) },
   ),
-  mutation: fc.constantFrom<Mutation>('valid', 'valid', 'valid', 'valid', 'tamperBody', 'tamperSig', 'wrongSecret', 'noSig', 'junkSig', 'stale', 'future', 'extraSigs'),
+  mutation: fc.constantFrom<Mutation>('valid', 'valid', 'valid', 'valid', 'tamperBody', 'tamperSig', 'wrongSecret', 'noSig', 'junkSig', 'stale', 'future', 'extraSigs', 'flood'),
   secret: fc.nat(3),
   // a few pooled bodies: github and hmac dedupe on the body, so a replay needs one sent before
   body: fc.oneof({ weight: 4, arbitrary: bodyArb(MAX_PAYLOAD) }, { weight: 1, arbitrary: fc.nat(2).map((n) => ({ t: 'text' as const, text: `pooled body ${n}` })) }),
@@ -948,6 +948,7 @@ function planHook(c: HookCase): Plan {
       case 'github': {
         const sig = `sha256=${sign(body).toString('hex')}`;
         if (c.mutation === 'junkSig') sent.set('X-Hub-Signature-256', c.junk);
+        else if (c.mutation === 'flood') sent.set('X-Hub-Signature-256', `${sig},${'00'.repeat(600)}`); // a valid signature buried in a 1.2 KB header
         else if (c.mutation !== 'noSig') sent.set('X-Hub-Signature-256', c.mutation === 'extraSigs' ? sig.toUpperCase().replace('SHA256=', 'sha256=') : sig);
         if (delivery !== undefined) sent.set('X-GitHub-Delivery', delivery);
         if (c.event !== undefined) sent.set('X-GitHub-Event', c.event);
@@ -963,7 +964,9 @@ function planHook(c: HookCase): Plan {
         event = ev && c.event !== undefined ? c.event : '';
         covered = ev && c.event !== undefined ? ['body', 'delivery', 'event'] : ['body', 'delivery'];
         const sig = sign(Buffer.concat([Buffer.from(`${t}.`), body])).toString('hex');
-        const header = c.mutation === 'extraSigs' ? `t=${t}, v1=${'ab'.repeat(32)},v0=${sig}, v1=${sig}` : `t=${t},v1=${sig}`;
+        // flood: the review's repro, short v1 entries by the thousand around the valid one (15 KB)
+        const header =
+          c.mutation === 'extraSigs' ? `t=${t}, v1=${'ab'.repeat(32)},v0=${sig}, v1=${sig}` : c.mutation === 'flood' ? `t=${t},${'v1=00,'.repeat(2500)}v1=${sig}` : `t=${t},v1=${sig}`;
         if (c.mutation === 'junkSig') sent.set('Stripe-Signature', c.junk);
         else if (c.mutation !== 'noSig') sent.set('Stripe-Signature', header);
         break;
@@ -977,6 +980,7 @@ function planHook(c: HookCase): Plan {
         const mac = createHmac('sha256', key).update(`${delivery ?? ''}.${ts}.`).update(body).digest();
         const sig = `v1,${(c.mutation === 'tamperSig' ? flip(mac) : mac).toString('base64')}`;
         if (c.mutation === 'junkSig') sent.set('webhook-signature', c.junk);
+        else if (c.mutation === 'flood') sent.set('webhook-signature', `${`v1,${Buffer.alloc(32, 7).toString('base64')} `.repeat(6)}${sig}`);
         else if (c.mutation !== 'noSig') sent.set('webhook-signature', c.mutation === 'extraSigs' ? `v2,${sig.slice(3)} v1,${Buffer.alloc(32, 7).toString('base64')} ${sig}` : sig);
         if (delivery !== undefined) sent.set('webhook-id', delivery);
         sent.set('webhook-timestamp', ts);
@@ -997,6 +1001,7 @@ function planHook(c: HookCase): Plan {
         const text = known.encoding === 'hex' ? mac.toString('hex') : mac.toString('base64');
         const prefix = 'signaturePrefix' in known ? known.signaturePrefix : '';
         if (c.mutation === 'junkSig') sent.set(known.signatureHeader, c.junk);
+        else if (c.mutation === 'flood') sent.set(known.signatureHeader, `${prefix}${text}${'='.repeat(1100)}`);
         else if (c.mutation !== 'noSig') sent.set(known.signatureHeader, `${prefix}${text}`);
         if (delivery !== undefined) sent.set(known.idHeader, delivery);
         if ('eventHeader' in known && c.event !== undefined) sent.set(known.eventHeader, c.event);
@@ -1005,7 +1010,8 @@ function planHook(c: HookCase): Plan {
       }
     }
     if (c.mutation === 'tamperBody') body = Buffer.concat([body, Buffer.from([0x20])]);
-    if (c.mutation === 'junkSig') signed = false;
+    // a flood (too long, too many or wrong-sized entries) is refused before any HMAC
+    if (c.mutation === 'junkSig' || c.mutation === 'flood') signed = false;
   }
   const headers = headersOf([...sent.entries(), ['Content-Type', c.contentType]], c.extra);
   const req: Req = { method: 'POST', path, headers, body };
@@ -1209,14 +1215,14 @@ const scriptCallArb: fc.Arbitrary<ScriptCall> = fc.record({
   sane: fc.boolean(),
   script: fc.constantFrom('enqueue' as const, 'enqueue' as const, 'enqueue-once' as const, 'job-state' as const),
   how: fc.constantFrom('evalsha' as const, 'evalsha' as const, 'EVALSHA-upper-sha' as const, 'eval' as const, 'eval-changed' as const, 'evalsha-writer' as const, 'evalsha-random' as const),
-  q: fc.constantFrom(...GQ, 'gq{x}', '', 'gq-\xff'),
+  q: fc.constantFrom(...GQ, 'gq{x}', '', 'gq-\xff', 'emq', `gq-${'k'.repeat(3000)}`),
   q2: fc.constantFrom('same', 'same', 'same', 'gq-2', 'gq-1'),
   id: fc.oneof({ weight: 3, arbitrary: validId }, { weight: 2, arbitrary: fc.constantFrom(...POOL_IDS) }, { weight: 1, arbitrary: hostileId }),
   rowId: fc.option(validId, { nil: undefined, freq: 6 }),
-  numkeys: fc.oneof({ weight: 8, arbitrary: fc.constant('right' as const) }, { weight: 1, arbitrary: fc.integer({ min: -2, max: 9 }) }, { weight: 1, arbitrary: fc.constantFrom('x', '1e3', '', '2.0', ' 2') }),
+  numkeys: fc.oneof({ weight: 8, arbitrary: fc.constant('right' as const) }, { weight: 1, arbitrary: fc.integer({ min: -2, max: 9 }) }, { weight: 1, arbitrary: fc.constantFrom('x', '1e3', '', '2.0', ' 2', '99999999999999999999', '-9223372036854775809', 'inf') }),
   payload: fc.option(fc.string({ unit: 'grapheme', maxLength: 40 }), { nil: undefined, freq: 8 }),
   compare: fc.option(fc.constantFrom('0', '1', '-', 'true', ''), { nil: undefined, freq: 8 }),
-  ttl: fc.option(fc.constantFrom('86400', '604800', '0', '-1', '1.5', 'x', '1e9', '99999999999'), { nil: undefined, freq: 8 }),
+  ttl: fc.option(fc.constantFrom('86400', '604800', '0', '-1', '1.5', 'x', '1e9', '99999999999', 'inf', '1e300', '9.3e15', '-0', '18446744073709551616'), { nil: undefined, freq: 8 }),
   dedup: fc.constantFrom('right' as const, 'right' as const, 'junk' as const),
 });
 function scriptArgs(given: ScriptCall): { args: Array<string | number>; enqueue?: { q: string; id: string; payload: string } } {
@@ -1251,7 +1257,7 @@ function scriptArgs(given: ScriptCall): { args: Array<string | number>; enqueue?
               : ['EVALSHA', sha256(s.id).slice(0, 40)];
   const numkeys = s.numkeys === 'right' ? String(keys.length) : s.numkeys;
   const args = [...head, numkeys, ...keys, ...argv];
-  const wellFormed = s.script === 'enqueue' && s.numkeys === 'right' && q === q2 && s.rowId === undefined && QUEUE_RULE.test(q) && ID_RULE.test(s.id) && s.payload !== undefined && (s.how === 'evalsha' || s.how === 'EVALSHA-upper-sha' || s.how === 'eval');
+  const wellFormed = s.script === 'enqueue' && s.numkeys === 'right' && q === q2 && s.rowId === undefined && QUEUE_RULE.test(q) && q !== 'emq' && ID_RULE.test(s.id) && s.payload !== undefined && (s.how === 'evalsha' || s.how === 'EVALSHA-upper-sha' || s.how === 'eval');
   return { args, ...(wellFormed ? { enqueue: { q, id: s.id, payload: s.payload! } } : {}) };
 }
 
@@ -1262,6 +1268,7 @@ const argArb: fc.Arbitrary<string | number> = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: -1000, max: 1000 }) },
   { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
 );
+const NON_ASCII_NAMES = ['p\u0131ng', 'P\u0130NG', 'evalsha\u0131', '\ufb00', '\uff30\uff29\uff2e\uff27', 'conf\u0131g', 'ş', 'PING\u00a0'];
 const anyCaseArb = (names: string[]) =>
   fc.tuple(fc.constantFrom(...names), fc.constantFrom('upper', 'lower', 'mixed')).map(([n, how]) => (how === 'upper' ? n : how === 'lower' ? n.toLowerCase() : n[0]!.toLowerCase() + n.slice(1)));
 type Cmd = { args: unknown[]; enqueue?: { q: string; id: string; payload: string } };
@@ -1271,6 +1278,8 @@ const producerCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 3, arbitrary: fc.tuple(anyCaseArb(FORBIDDEN), fc.array(argArb, { maxLength: 4 })).map(([n, a]) => ({ args: [n, ...a] })) },
   { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 10 }), fc.array(argArb, { maxLength: 3 })).map(([n, a]) => ({ args: [n, ...a] })) },
   { weight: 1, arbitrary: fc.array(fc.oneof(fc.jsonValue({ maxDepth: 1 }), argArb), { maxLength: 4 }).map((args) => ({ args })) },
+  // names Unicode case mapping would alias to a command (dotless ı, dotted İ, ligatures, fullwidth)
+  { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...NON_ASCII_NAMES), fc.array(fc.oneof(argArb, fc.constant('\u00ff')), { maxLength: 2 })).map(([n, a]) => ({ args: [n, ...a] })) },
 );
 
 const ADMIN_COMMANDS = [
