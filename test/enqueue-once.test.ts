@@ -222,6 +222,18 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     expect(await snapshot(admin, q5)).toEqual(before);
   });
 
+  it('finding 5 (security review): a ttl of inf, 1e300 or 9.3e15 is refused before any write (it used to write the row and pending entry, then fail at SET EX)', async () => {
+    const q = freshQueue('once');
+    const id = mintId();
+    const keys = [`emq:{${q}}:job:${id}`, `emq:{${q}}:pending`, `emq:{${q}}:de:finding-5`];
+    const before = await snapshot(admin, q);
+    for (const ttl of ['inf', '1e300', '9.3e15', '9300000000000000']) {
+      const outcome = await conn.run({ op: 'eval', script: enqueueOnceScript.text, keys, args: [id, '0', ttl, 'p'] });
+      expect(!outcome.ok && outcome.error, ttl).toMatch(/^EMQLAYOUT/);
+    }
+    expect(await snapshot(admin, q)).toEqual(before);
+  });
+
   it('the kind and layout gates: foreign kinds, keys of other queues, malformed dedup ids, missing or malformed arguments, bad ttls: errors, nothing written', async () => {
     const q = freshQueue('once');
     const other = `${q}x`;

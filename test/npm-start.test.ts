@@ -49,7 +49,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-it('npm start serves the producer, enqueues over HTTP, and SIGTERM leaves no process behind', { timeout: 120_000 }, async () => {
+it('npm start serves the producer, enqueues over HTTP, puts no secret on a command line (finding 13, security review), and SIGTERM leaves no process behind', { timeout: 120_000 }, async () => {
   const port = await freePort();
   const token = 'npm-start-test-token-0123456789';
   const child = spawn('npm', ['start'], {
