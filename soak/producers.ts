@@ -42,7 +42,7 @@ function payloadOf(tag: string): Uint8Array {
   return out;
 }
 
-export interface ProducerOptions {
+export interface SoakProducerOptions {
   worker: URL;
   token: string;
   queues: readonly string[];
@@ -52,7 +52,7 @@ export interface ProducerOptions {
   giveUpMs: number;
 }
 
-export async function produce(index: number, options: ProducerOptions, ledger: Ledger): Promise<void> {
+export async function produce(index: number, options: SoakProducerOptions, ledger: Ledger): Promise<void> {
   for (let n = 0; Date.now() < options.until; n++) {
     const id = mintId();
     const tag = `p${index}-${n}`;

@@ -5,7 +5,7 @@
 import { FAULT_KINDS, runFaults, type FaultRecord } from './faults.js';
 import { newLedger, produce, type Ledger } from './producers.js';
 import { startStack } from './stack.js';
-import { verify, type Findings } from './verify.js';
+import { readBack, type Findings } from './verify.js';
 
 export interface SoakOptions {
   seconds: number;
@@ -49,7 +49,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       clearInterval(progress);
     }
     const elapsedMs = Date.now() - started;
-    const findings = await verify(stack.admin, ledger, queues);
+    const findings = await readBack(stack.admin, ledger, queues);
     const table = tableOf(ledger, faults, findings, { seconds, producers, faultsEach }, elapsedMs);
     return {
       options: { seconds, producers, faultsEach, queues: queueCount },

@@ -36,7 +36,7 @@ async function rowKeys(admin: GlideClient, queue: string): Promise<string[]> {
   return keys;
 }
 
-export async function verify(admin: GlideClient, ledger: Ledger, queues: readonly string[]): Promise<Findings> {
+export async function readBack(admin: GlideClient, ledger: Ledger, queues: readonly string[]): Promise<Findings> {
   const f: Findings = { rows: 0, lost: 0, doubled: 0, rowsWithoutPending: 0, pendingWithoutRow: 0, notByteExact: 0, unknownRows: 0, examples: [] };
   const note = (line: string) => f.examples.length < 10 && f.examples.push(line);
   const stored = new Map<string, { payload: Buffer | null; pending: boolean }>();
