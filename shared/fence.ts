@@ -1,4 +1,4 @@
-// The `{emq}:version` fence (LIBRARY.md §b). EchoMQ's workers read the key on every connect
+// The `{emq}:version` fence (../shared/protocol/LIBRARY.md §b). EchoMQ's workers read the key on every connect
 // and reconnect and stop on a value other than their own wire version; the library claims
 // the key when it is absent. A producer that wrote jobs under another wire version would
 // hand those workers jobs they cannot read, so a connection of this project reads the key

@@ -1,4 +1,4 @@
-// Branded ids: every vector of LIBRARY.md §a.4, the library's monotonic rules, node pools.
+// Branded ids: every vector of ../shared/protocol/LIBRARY.md §a.4, the library's monotonic rules, node pools.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

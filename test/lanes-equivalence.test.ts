@@ -9,7 +9,7 @@ import { encodeId, genqueueOnceScript, genqueueScript, mintId, scheduleOnceScrip
 import { connectAdmin, type Admin } from './support/admin.js';
 
 // The library's scripts, restated from EchoMQ.Jobs (@schedule) and EchoMQ.Lanes (@genqueue)
-// (LIBRARY.md §c.3, §c.4): the seeds ours must agree with.
+// (../shared/protocol/LIBRARY.md §c.3, §c.4): the seeds ours must agree with.
 const SEED_SCHEDULE = `if string.sub(ARGV[1], 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end

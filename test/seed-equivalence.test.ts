@@ -1,5 +1,5 @@
 // On every input the seed's @enqueue accepts, the hardened script writes the same row
-// and pending entry and returns the same reply (PROTOCOL.md). Property-checked against
+// and pending entry and returns the same reply (../shared/protocol/PROTOCOL.md, beside this repository). Property-checked against
 // each real server: the seed's text runs first, then the state is reset and ours runs.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

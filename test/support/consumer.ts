@@ -1,4 +1,4 @@
-// A model of the EchoMQ library's consumer (LIBRARY.md §a.5, §c.4, §d), written from its
+// A model of the EchoMQ library's consumer (../shared/protocol/LIBRARY.md §a.5, §c.4, §d), written from its
 // description and independent of the code under test: the id check its key builder makes
 // before any wire, @claim (ZPOPMIN of pending, attempts + 1 as the fencing token, state
 // active, a lease in the active set), @promote (due schedule entries to pending, or to their
