@@ -8,8 +8,8 @@ import { model, sha256 } from './model.js';
 import { ID_RULE, QUEUE_RULE, checkRow, intact, pathArgs, trimHttp, violation, type Phase, type Plan, type Req } from './oracle.js';
 import { GQ_WT, GW_MAX_BODY, GW_MAX_PIPELINE, gw, gwCap, known } from './setup.js';
 
-export const SHAS = new Set(allScripts.map((s) => s.sha1));
-export const BREAKERS = new Set([
+const SHAS = new Set(allScripts.map((s) => s.sha1));
+const BREAKERS = new Set([
   'BLPOP', 'BRPOP', 'BRPOPLPUSH', 'BLMOVE', 'BLMPOP', 'BZPOPMIN', 'BZPOPMAX', 'BZMPOP', 'WAIT', 'WAITAOF',
   'SUBSCRIBE', 'PSUBSCRIBE', 'SSUBSCRIBE', 'UNSUBSCRIBE', 'PUNSUBSCRIBE', 'SUNSUBSCRIBE', 'MONITOR',
   'SYNC', 'PSYNC', 'SELECT', 'AUTH', 'HELLO', 'QUIT', 'RESET', 'MULTI', 'EXEC', 'DISCARD', 'WATCH', 'UNWATCH',
@@ -18,7 +18,7 @@ export const BREAKERS = new Set([
 
 // ---------------------------------------------------------------- the gateway
 
-export type GwAuthV =
+type GwAuthV =
   | { t: 'producer' }
   | { t: 'producerQuery' }
   | { t: 'admin' }
@@ -46,7 +46,7 @@ export const gwAuthArb = (adminWeight: number): fc.Arbitrary<GwAuthV> =>
     { weight: 1, arbitrary: fc.record({ t: fc.constant('raw' as const), value: printable }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('badQuery' as const), value: fc.oneof(printable.map(encodeURIComponent), fc.constantFrom('%', '%ZZ', '%E0%A4%A', '+')) }) },
   );
-export function gwAuth(a: GwAuthV): { header?: string; query?: string } {
+function gwAuth(a: GwAuthV): { header?: string; query?: string } {
   switch (a.t) {
     case 'producer':
       return { header: `Bearer ${gw.producer}` };
@@ -67,20 +67,20 @@ export function gwAuth(a: GwAuthV): { header?: string; query?: string } {
       return { query: `_token=${a.value}` };
   }
 }
-export function gwScope(auth: { header?: string; query?: string }): 'admin' | 'producer' | undefined {
+function gwScope(auth: { header?: string; query?: string }): 'admin' | 'producer' | undefined {
   // ?_token= is off (no EMQ_GATEWAY_QUERY_TOKEN here): a request carrying it is 401, a valid token or not
   if (auth.query !== undefined) return undefined;
   const presented = auth.header === undefined ? undefined : /^bearer[\t ]+(\S+)[\t ]*$/i.exec(trimHttp(auth.header))?.[1];
   return presented === gw.producer ? 'producer' : presented === gw.admin ? 'admin' : undefined;
 }
 
-export const GQ = ['gq-1', 'gq-2', GQ_WT];
-export const WRITER = "redis.call('SET', 'pwned', '1') return 1";
-export const WRITER_SHA = createHash('sha1').update(WRITER).digest('hex');
-export const POOL_IDS = Array.from({ length: 4 }, (_, i) => `JOB0${String(i).repeat(10)}`);
+const GQ = ['gq-1', 'gq-2', GQ_WT];
+const WRITER = "redis.call('SET', 'pwned', '1') return 1";
+const WRITER_SHA = createHash('sha1').update(WRITER).digest('hex');
+const POOL_IDS = Array.from({ length: 4 }, (_, i) => `JOB0${String(i).repeat(10)}`);
 
 /** A script call a producer may make, well formed or not. */
-export interface ScriptCall {
+interface ScriptCall {
   /** Well formed in every part but the script, queue and id: most such calls run. */
   sane: boolean;
   script: 'enqueue' | 'enqueue-once' | 'job-state';
@@ -95,7 +95,7 @@ export interface ScriptCall {
   ttl: string | undefined;
   dedup: 'right' | 'junk';
 }
-export const scriptCallArb: fc.Arbitrary<ScriptCall> = fc.record({
+const scriptCallArb: fc.Arbitrary<ScriptCall> = fc.record({
   sane: fc.boolean(),
   script: fc.constantFrom('enqueue' as const, 'enqueue' as const, 'enqueue-once' as const, 'job-state' as const),
   how: fc.constantFrom('evalsha' as const, 'evalsha' as const, 'EVALSHA-upper-sha' as const, 'eval' as const, 'eval-changed' as const, 'evalsha-writer' as const, 'evalsha-random' as const),
@@ -109,7 +109,7 @@ export const scriptCallArb: fc.Arbitrary<ScriptCall> = fc.record({
   ttl: fc.option(fc.constantFrom('86400', '604800', '0', '-1', '1.5', 'x', '1e9', '99999999999', 'inf', '1e300', '9.3e15', '-0', '18446744073709551616'), { nil: undefined, freq: 8 }),
   dedup: fc.constantFrom('right' as const, 'right' as const, 'junk' as const),
 });
-export function scriptArgs(given: ScriptCall): { args: Array<string | number>; enqueue?: { q: string; id: string; payload: string } } {
+function scriptArgs(given: ScriptCall): { args: Array<string | number>; enqueue?: { q: string; id: string; payload: string } } {
   const s: ScriptCall = given.sane
     ? { ...given, how: given.how === 'EVALSHA-upper-sha' || given.how === 'eval' ? given.how : 'evalsha', q2: 'same', rowId: undefined, numkeys: 'right', payload: given.payload ?? 'p', compare: '1', ttl: '86400', dedup: 'right' }
     : given;
@@ -145,17 +145,17 @@ export function scriptArgs(given: ScriptCall): { args: Array<string | number>; e
   return { args, ...(wellFormed ? { enqueue: { q, id: s.id, payload: s.payload! } } : {}) };
 }
 
-export const FORBIDDEN = ['SET', 'GET', 'DEL', 'FLUSHALL', 'FLUSHDB', 'CONFIG', 'KEYS', 'SCRIPT', 'EVAL_RO', 'EVALSHA_RO', 'FCALL', 'FUNCTION', 'DEBUG', 'SHUTDOWN', 'BLPOP', 'SUBSCRIBE', 'MULTI', 'EXEC', 'CLIENT', 'SELECT', 'HELLO', 'AUTH', 'MONITOR', 'WAIT', 'XADD', 'HSET', 'ZADD', 'INCR', 'EXPIRE', 'RENAME', 'COPY', 'RESTORE', 'SWAPDB', 'MOVE', 'PUBLISH', 'SAVE', 'REPLICAOF', 'ACL', 'ECHO', 'TIME'];
-export const argArb: fc.Arbitrary<string | number> = fc.oneof(
+const FORBIDDEN = ['SET', 'GET', 'DEL', 'FLUSHALL', 'FLUSHDB', 'CONFIG', 'KEYS', 'SCRIPT', 'EVAL_RO', 'EVALSHA_RO', 'FCALL', 'FUNCTION', 'DEBUG', 'SHUTDOWN', 'BLPOP', 'SUBSCRIBE', 'MULTI', 'EXEC', 'CLIENT', 'SELECT', 'HELLO', 'AUTH', 'MONITOR', 'WAIT', 'XADD', 'HSET', 'ZADD', 'INCR', 'EXPIRE', 'RENAME', 'COPY', 'RESTORE', 'SWAPDB', 'MOVE', 'PUBLISH', 'SAVE', 'REPLICAOF', 'ACL', 'ECHO', 'TIME'];
+const argArb: fc.Arbitrary<string | number> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 12 }) },
   { weight: 2, arbitrary: fc.constantFrom('emq:{gq-1}:pending', 'pwned', 'seed', '*', '0', 'ASYNC', 'SET', 'maxmemory', 'gq-1') },
   { weight: 1, arbitrary: fc.integer({ min: -1000, max: 1000 }) },
   { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
 );
-export const NON_ASCII_NAMES = ['p\u0131ng', 'P\u0130NG', 'evalsha\u0131', '\ufb00', '\uff30\uff29\uff2e\uff27', 'conf\u0131g', 'ş', 'PING\u00a0'];
-export const anyCaseArb = (names: string[]) =>
+const NON_ASCII_NAMES = ['p\u0131ng', 'P\u0130NG', 'evalsha\u0131', '\ufb00', '\uff30\uff29\uff2e\uff27', 'conf\u0131g', 'ş', 'PING\u00a0'];
+const anyCaseArb = (names: string[]) =>
   fc.tuple(fc.constantFrom(...names), fc.constantFrom('upper', 'lower', 'mixed')).map(([n, how]) => (how === 'upper' ? n : how === 'lower' ? n.toLowerCase() : n[0]!.toLowerCase() + n.slice(1)));
-export type Cmd = { args: unknown[]; enqueue?: { q: string; id: string; payload: string } };
+type Cmd = { args: unknown[]; enqueue?: { q: string; id: string; payload: string } };
 export const producerCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 6, arbitrary: scriptCallArb.map(scriptArgs) },
   { weight: 3, arbitrary: fc.tuple(anyCaseArb(['PING']), fc.array(fc.string({ maxLength: 8 }), { maxLength: 1 })).map(([p, a]) => ({ args: [p, ...a] })) },
@@ -166,7 +166,7 @@ export const producerCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...NON_ASCII_NAMES), fc.array(fc.oneof(argArb, fc.constant('\u00ff')), { maxLength: 2 })).map(([n, a]) => ({ args: [n, ...a] })) },
 );
 
-export const ADMIN_COMMANDS = [
+const ADMIN_COMMANDS = [
   'SET', 'GET', 'DEL', 'EXISTS', 'TYPE', 'INCR', 'INCRBY', 'DECR', 'APPEND', 'GETRANGE', 'STRLEN', 'MGET', 'MSET', 'GETDEL', 'GETEX',
   'HSET', 'HGET', 'HGETALL', 'HDEL', 'HINCRBY', 'HKEYS', 'HRANDFIELD', 'LPUSH', 'RPUSH', 'LPOP', 'LRANGE', 'LLEN', 'LPOS',
   'SADD', 'SMEMBERS', 'SPOP', 'SRANDMEMBER', 'SINTER', 'ZADD', 'ZRANGE', 'ZSCORE', 'ZINCRBY', 'ZPOPMIN', 'ZRANGEBYSCORE',
@@ -175,13 +175,13 @@ export const ADMIN_COMMANDS = [
   'SORT', 'MEMORY', 'LATENCY', 'SLOWLOG', 'COMMAND', 'LOLWUT', 'WAIT', 'BLPOP', 'SUBSCRIBE', 'MULTI', 'EXEC', 'CLIENT',
   'SELECT', 'HELLO', 'SHUTDOWN', 'MONITOR', 'QUIT', 'RESET', 'FLUSHDB', 'FLUSHALL', 'SWAPDB', 'MOVE', 'UNLINK', 'TOUCH',
 ];
-export const adminArgArb: fc.Arbitrary<string | number> = fc.oneof(
+const adminArgArb: fc.Arbitrary<string | number> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('k1', 'k2', 'h', 'l', 'z', 's', 'x', 'emq:{gq-1}:pending', 'pwned') },
   { weight: 3, arbitrary: fc.string({ maxLength: 10 }) },
   { weight: 2, arbitrary: fc.integer({ min: -1000, max: 1000 }) },
   { weight: 1, arbitrary: fc.constantFrom('9223372036854775807', '-9223372036854775808', '18446744073709551616', '1e309', 'nan', 'inf', '-inf', '0x10', '1.5', '', '*', '-', '+', 'ASYNC', 'WITHSCORES', 'LIMIT', 'COUNT', 'FLUSH', 'EXISTS', 'LOAD', 'LIST', 'DOCTOR', 'STATS', 'HELP', 'ENCODING') },
 );
-export const LUA = [
+const LUA = [
   "return redis.call('SET', KEYS[1], ARGV[1])",
   "return {1, 'two', {3, false, {4}}, nil, 5}",
   'return redis.error_reply(ARGV[1])',
@@ -220,7 +220,7 @@ export const adminCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 2, arbitrary: producerCmdArb.filter((c) => !['DEBUG', 'CONFIG', 'SAVE', 'REPLICAOF', 'ACL'].includes(String(c.args[0]).toUpperCase())) },
 );
 
-export type GwBody =
+type GwBody =
   | { t: 'cmd'; cmd: Cmd }
   | { t: 'cmds'; cmds: Cmd[] }
   | { t: 'many'; n: number }
@@ -228,14 +228,14 @@ export type GwBody =
   | { t: 'text'; text: string }
   | { t: 'bytes'; bytes: Uint8Array }
   | { t: 'huge'; extra: number };
-export interface GwJsonCase {
+interface GwJsonCase {
   t: 'gwjson';
   route: '/' | '/pipeline' | '/multi-exec';
   auth: GwAuthV;
   body: GwBody;
   encoding: string | undefined;
 }
-export interface GwPathCase {
+interface GwPathCase {
   t: 'gwpath';
   method: 'GET' | 'POST';
   auth: GwAuthV;
@@ -246,7 +246,7 @@ export interface GwPathCase {
   extraBody: Body | undefined;
   encoding: string | undefined;
 }
-export interface GwOtherCase {
+interface GwOtherCase {
   t: 'gwother';
   method: string;
   auth: GwAuthV;
@@ -255,7 +255,7 @@ export interface GwOtherCase {
 }
 export type GwCase = GwJsonCase | GwPathCase | GwOtherCase;
 
-export const gwBodyArb = (cmd: fc.Arbitrary<Cmd>, route: '/' | 'many'): fc.Arbitrary<GwBody> =>
+const gwBodyArb = (cmd: fc.Arbitrary<Cmd>, route: '/' | 'many'): fc.Arbitrary<GwBody> =>
   fc.oneof(
     { weight: 10, arbitrary: route === '/' ? cmd.map((c) => ({ t: 'cmd' as const, cmd: c })) : fc.array(cmd, { minLength: 1, maxLength: 6 }).map((cmds) => ({ t: 'cmds' as const, cmds })) },
     { weight: 1, arbitrary: route === '/' ? fc.array(cmd, { minLength: 1, maxLength: 3 }).map((cmds) => ({ t: 'cmds' as const, cmds })) : cmd.map((c) => ({ t: 'cmd' as const, cmd: c })) },
@@ -265,7 +265,7 @@ export const gwBodyArb = (cmd: fc.Arbitrary<Cmd>, route: '/' | 'many'): fc.Arbit
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 30 }).map((b) => ({ t: 'bytes' as const, bytes: Uint8Array.from([0x5b, 0x22, ...b, 0xfe, 0x22, 0x5d]) })) },
     { weight: 1, arbitrary: fc.constantFrom(0, 1).map((extra) => ({ t: 'huge' as const, extra })) },
   );
-export const encodingArb = fc.option(fc.constantFrom('base64', 'BASE64', 'none', 'utf8', ''), { nil: undefined, freq: 2 });
+const encodingArb = fc.option(fc.constantFrom('base64', 'BASE64', 'none', 'utf8', ''), { nil: undefined, freq: 2 });
 
 export const gwCaseArb = (cmd: fc.Arbitrary<Cmd>, auth: fc.Arbitrary<GwAuthV>): fc.Arbitrary<GwCase> =>
   fc.oneof(
@@ -289,17 +289,17 @@ export const gwCaseArb = (cmd: fc.Arbitrary<Cmd>, auth: fc.Arbitrary<GwAuthV>): 
   );
 
 /** A command as the gateway decides it: 400 (not a command), or the policy's verdict. */
-export function jsonArgsOk(value: unknown): value is Array<string | number> {
+function jsonArgsOk(value: unknown): value is Array<string | number> {
   return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
 }
 // command and subcommand names: ASCII only, upper-cased as ASCII (never Unicode case mapping)
-export const NAME_RULE = /^[A-Za-z][A-Za-z0-9_.|-]{0,63}$/;
-export const CONTAINERS = new Set(['ACL', 'CLIENT', 'CLUSTER', 'COMMAND', 'CONFIG', 'DEBUG', 'FUNCTION', 'LATENCY', 'MEMORY', 'MODULE', 'OBJECT', 'PUBSUB', 'SCRIPT', 'SLOWLOG', 'XGROUP', 'XINFO']);
-export const asName = (arg: Buffer | undefined) => {
+const NAME_RULE = /^[A-Za-z][A-Za-z0-9_.|-]{0,63}$/;
+const CONTAINERS = new Set(['ACL', 'CLIENT', 'CLUSTER', 'COMMAND', 'CONFIG', 'DEBUG', 'FUNCTION', 'LATENCY', 'MEMORY', 'MODULE', 'OBJECT', 'PUBSUB', 'SCRIPT', 'SLOWLOG', 'XGROUP', 'XINFO']);
+const asName = (arg: Buffer | undefined) => {
   const text = arg === undefined ? '' : arg.toString('latin1');
   return NAME_RULE.test(text) ? text.replace(/[a-z]/g, (ch) => ch.toUpperCase()) : '';
 };
-export function policy(scope: 'admin' | 'producer', args: Buffer[]): number | undefined {
+function policy(scope: 'admin' | 'producer', args: Buffer[]): number | undefined {
   const name = asName(args[0]);
   if (name === '') return 400;
   if (CONTAINERS.has(name) && args.length > 1 && asName(args[1]) === '') return 400;
@@ -311,16 +311,16 @@ export function policy(scope: 'admin' | 'producer', args: Buffer[]): number | un
   if (name === 'EVAL') return args[1] !== undefined && allScripts.some((s) => s.text === second && Buffer.from(s.text).equals(args[1]!)) ? undefined : 403;
   return 403;
 }
-export const asBuffers = (args: Array<string | number>) => args.map((a) => Buffer.from(String(a), 'utf8'));
+const asBuffers = (args: Array<string | number>) => args.map((a) => Buffer.from(String(a), 'utf8'));
 
-export function escapeArg(arg: string, how: GwPathCase['escape']): string {
+function escapeArg(arg: string, how: GwPathCase['escape']): string {
   if (how === 'component') return encodeURIComponent(arg);
   // each character below U+0100 as that one byte: a key or id that is not UTF-8
   if (how === 'latin1' && /^[\x00-\xff]*$/.test(arg)) return [...arg].map((ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`).join('');
   return [...Buffer.from(arg, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).map((e) => (how === 'all' ? e.toUpperCase() : e)).join('');
 }
 
-export function withQuery(path: string, auth: { query?: string }) {
+function withQuery(path: string, auth: { query?: string }) {
   return auth.query === undefined ? path : `${path}?${auth.query}`;
 }
 

@@ -21,7 +21,7 @@ import { answerOf, type Answer } from '../support/answer.js';
 import { RUNS, SEED, admin, adminBack, gw, last, resnap, same } from './setup.js';
 
 // a job id: a 14-byte branded id (base62 payload at most 2^63 - 1) of namespace JOB
-export const isJobId = (id: string) => /^JOB[0-9A-Za-z]{11}$/.test(id) && id.slice(3) <= ID_CEILING;
+const isJobId = (id: string) => /^JOB[0-9A-Za-z]{11}$/.test(id) && id.slice(3) <= ID_CEILING;
 export const ID_RULE = { test: isJobId };
 export const QUEUE_RULE = /^[A-Za-z0-9._-]{1,128}$/;
 export const KEY_RULE = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
@@ -35,9 +35,9 @@ export interface Req {
   headers: Array<[string, string]>;
   body?: Uint8Array | undefined;
 }
-export type Ans = Answer;
+type Ans = Answer;
 
-export function show(req: Req): string {
+function show(req: Req): string {
   const body = req.body
     ? `${req.body.length} bytes: ${JSON.stringify(Buffer.from(req.body.subarray(0, 120)).toString('latin1'))}${req.body.length > 120 ? '…' : ''}`
     : 'no body';
@@ -45,7 +45,7 @@ export function show(req: Req): string {
 }
 
 /** The answer, or undefined when fetch will not even build the request (then the case is skipped). */
-export async function send(base: string, req: Req): Promise<Ans | undefined> {
+async function send(base: string, req: Req): Promise<Ans | undefined> {
   let request: Request;
   try {
     const headers = new Headers();
@@ -85,12 +85,13 @@ export function param(seg: string): string {
     return `%undecodable:${seg}`;
   }
 }
+
 // ---------------------------------------------------------------- counting
 
 export type Phase = 'up' | 'down' | 'restarted' | 'admin';
-export const PHASES: Phase[] = ['up', 'down', 'restarted', 'admin'];
-export const counts = new Map<string, { tried: Record<Phase, number>; skipped: number; statuses: Map<number, number> }>();
-export function tally(label: string, phase: Phase, status: number | undefined) {
+const PHASES: Phase[] = ['up', 'down', 'restarted', 'admin'];
+const counts = new Map<string, { tried: Record<Phase, number>; skipped: number; statuses: Map<number, number> }>();
+function tally(label: string, phase: Phase, status: number | undefined) {
   let c = counts.get(label);
   if (!c) counts.set(label, (c = { tried: { up: 0, down: 0, restarted: 0, admin: 0 }, skipped: 0, statuses: new Map() }));
   if (status === undefined) c.skipped++;
@@ -104,6 +105,7 @@ export const statusesOf = (prefix: string) => {
   for (const [label, c] of counts) if (label.startsWith(prefix)) for (const [s, n] of c.statuses) out.set(s, (out.get(s) ?? 0) + n);
   return out;
 };
+
 // ---------------------------------------------------------------- plans: a request and its oracle
 
 export interface Plan {
@@ -132,14 +134,14 @@ export function violation(plan: { req: Req }, ans: Ans | undefined, why: string)
   throw new Violation(`${why}\n    ${show(plan.req)}\n    answer: ${ans ? `${ans.status} ${ans.text.slice(0, 400)}` : 'none'}`);
 }
 
-export function gatewayAlive(plan: Plan, ans: Ans | undefined) {
+function gatewayAlive(plan: Plan, ans: Ans | undefined) {
   if (gw.child.exitCode !== null || gw.child.signalCode !== null) {
     violation(plan, ans, `the gateway process exited (${gw.child.exitCode ?? gw.child.signalCode}): ${gw.stderr().slice(-2000)}`);
   }
 }
 
 /** The shape every answer must have, whatever the phase. */
-export function checkShape(plan: Plan, ans: Ans) {
+function checkShape(plan: Plan, ans: Ans) {
   if (plan.service === 'producer') {
     if (ans.status >= 400 && plan.req.method !== 'HEAD') {
       const p = ans.json as Record<string, unknown> | undefined;
@@ -157,8 +159,8 @@ export function checkShape(plan: Plan, ans: Ans) {
 }
 
 /** Requests whose bytes that are not UTF-8 made Valkey's error reply unparseable for glide (admin only). */
-export const knownPoison: string[] = [];
-export function carriesNonUtf8(req: Req): boolean {
+const knownPoison: string[] = [];
+function carriesNonUtf8(req: Req): boolean {
   const args = pathArgs(req.path.split('?')[0]!);
   return (args !== 'bad' && args.some((a) => !isUtf8(a))) || (req.body !== undefined && !isUtf8(req.body));
 }
@@ -168,8 +170,8 @@ export function carriesNonUtf8(req: Req): boolean {
  * request's start line and headers pass its 16 KiB limit (a path-style EVAL carrying a whole
  * script, percent-encoded, can): nothing ran. A 431 for a head well under that is a violation.
  */
-export const NODE_HEADER_LIMIT = 16 * 1024;
-export function nodeRefusedHead(plan: Plan, ans: Ans): boolean {
+const NODE_HEADER_LIMIT = 16 * 1024;
+function nodeRefusedHead(plan: Plan, ans: Ans): boolean {
   if (plan.service !== 'gateway' || ans.status !== 431) return false;
   const head = Buffer.byteLength(plan.req.path) + plan.req.headers.reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v) + 4, 0);
   if (head < NODE_HEADER_LIMIT - 1024) violation(plan, ans, `a 431 for a request head of ${head} bytes`);
@@ -236,7 +238,7 @@ export async function runDown(plan: Plan, base: string) {
   }
 }
 
-export function isUtf8(b: Uint8Array): boolean {
+function isUtf8(b: Uint8Array): boolean {
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(b);
     return true;

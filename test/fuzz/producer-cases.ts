@@ -9,12 +9,12 @@ import { ALL, MAX_BATCH, MAX_ITEMS, MAX_PAYLOAD, SOME, SOURCES, SOURCE_NAMES, ST
 
 // ---------------------------------------------------------------- the producer: auth, queues, ids
 
-export type AuthV =
+type AuthV =
   | { t: 'ok'; who: Who }
   | { t: 'variant'; who: Who; scheme: string; sep: string; trail: string; alter: Alter }
   | { t: 'none' }
   | { t: 'raw'; value: string };
-export const authArb: fc.Arbitrary<AuthV> = fc.oneof(
+const authArb: fc.Arbitrary<AuthV> = fc.oneof(
   { weight: 10, arbitrary: fc.record({ t: fc.constant('ok' as const), who: fc.constantFrom<Who>('all', 'all', 'some') }) },
   {
     weight: 3,
@@ -31,8 +31,8 @@ export const authArb: fc.Arbitrary<AuthV> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant('raw' as const), value: printable }) },
 );
 
-export const tokenOf = (who: Who) => (who === 'all' ? ALL : SOME);
-export function authHeader(a: AuthV): string | undefined {
+const tokenOf = (who: Who) => (who === 'all' ? ALL : SOME);
+function authHeader(a: AuthV): string | undefined {
   if (a.t === 'none') return undefined;
   if (a.t === 'raw') return a.value;
   if (a.t === 'ok') return `Bearer ${tokenOf(a.who)}`;
@@ -41,18 +41,18 @@ export function authHeader(a: AuthV): string | undefined {
   return `${a.scheme}${a.sep}${token}${a.trail}`;
 }
 /** Whose token the Authorization header carries: `Bearer <token>`, the scheme in any case. */
-export function callerOf(header: string | undefined): Who | undefined {
+function callerOf(header: string | undefined): Who | undefined {
   if (header === undefined) return undefined;
   const token = /^bearer[\t ]+(\S+)[\t ]*$/i.exec(trimHttp(header))?.[1];
   return token === ALL ? 'all' : token === SOME ? 'some' : undefined;
 }
-export const allows = (who: Who, q: string) => who === 'all' || q.startsWith('fz-a.') || q === 'fz-b';
+const allows = (who: Who, q: string) => who === 'all' || q.startsWith('fz-a.') || q === 'fz-b';
 
-export interface Seg {
+interface Seg {
   seg: string;
 }
-export const CLEAN_QUEUES = ['fz-a.1', 'fz-a.x_y', 'fz-b', 'fz-c', WT, `fz-a.${'z'.repeat(123)}`];
-export const segArb: fc.Arbitrary<Seg> = fc.oneof(
+const CLEAN_QUEUES = ['fz-a.1', 'fz-a.x_y', 'fz-b', 'fz-c', WT, `fz-a.${'z'.repeat(123)}`];
+const segArb: fc.Arbitrary<Seg> = fc.oneof(
   { weight: 12, arbitrary: fc.constantFrom(...CLEAN_QUEUES).map((seg) => ({ seg })) },
   { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9._-]{1,130}$/).map((q) => ({ seg: encodeURIComponent(q) })) },
   {
@@ -67,13 +67,13 @@ export const segArb: fc.Arbitrary<Seg> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('%', '%ZZ', '%FF', '%2F', '%2e%2E', '..', '.', '%2541', 'fz-b%00', 'fz-%61.1', '%E2%82', '').map((seg) => ({ seg })) },
 );
 
-export type IdV = { t: 'fresh'; id: string } | { t: 'known'; n: number; alt: string } | { t: 'raw'; value: string };
-export const idArb: fc.Arbitrary<IdV> = fc.oneof(
+type IdV = { t: 'fresh'; id: string } | { t: 'known'; n: number; alt: string } | { t: 'raw'; value: string };
+const idArb: fc.Arbitrary<IdV> = fc.oneof(
   { weight: 3, arbitrary: validId.map((id) => ({ t: 'fresh' as const, id })) },
   { weight: 3, arbitrary: fc.record({ t: fc.constant('known' as const), n: fc.nat(), alt: validId }) },
   { weight: 2, arbitrary: hostileId.map((value) => ({ t: 'raw' as const, value })) },
 );
-export function idOf(v: IdV, queue?: string): string {
+function idOf(v: IdV, queue?: string): string {
   if (v.t === 'fresh') return v.id;
   if (v.t === 'raw') return v.value;
   const pool = queue === undefined ? model.known : model.known.filter((k) => k.queue === queue);
@@ -81,8 +81,8 @@ export function idOf(v: IdV, queue?: string): string {
   return from.length > 0 ? from[v.n % from.length]!.id : v.alt;
 }
 
-export type KeyV = { t: 'pool'; n: number } | { t: 'raw'; value: string };
-export const keyArb: fc.Arbitrary<KeyV> = fc.oneof(
+type KeyV = { t: 'pool'; n: number } | { t: 'raw'; value: string };
+const keyArb: fc.Arbitrary<KeyV> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ t: fc.constant('pool' as const), n: fc.nat(4) }) },
   {
     weight: 2,
@@ -91,17 +91,16 @@ export const keyArb: fc.Arbitrary<KeyV> = fc.oneof(
       .map((value) => ({ t: 'raw' as const, value })),
   },
 );
-export const keyOf = (k: KeyV) => (k.t === 'pool' ? `key-${k.n}` : k.value);
+const keyOf = (k: KeyV) => (k.t === 'pool' ? `key-${k.n}` : k.value);
 
-export const contentTypeArb = fc.option(fc.constantFrom('application/json', 'text/plain; charset=utf-8', 'application/octet-stream', 'multipart/form-data; boundary=x', 'x/y', ''), { nil: undefined });
-export const extraHeaderArb = fc.option(
+const contentTypeArb = fc.option(fc.constantFrom('application/json', 'text/plain; charset=utf-8', 'application/octet-stream', 'multipart/form-data; boundary=x', 'x/y', ''), { nil: undefined });
+const extraHeaderArb = fc.option(
   fc.tuple(fc.constantFrom('X-Fuzz', 'Accept', 'Accept-Encoding', 'Content-Encoding', 'Cookie', 'X-Forwarded-For', 'Range', 'If-None-Match', 'Upstash-Encoding', 'Emq-Region', 'CF-Connecting-IP'), headerJunk),
   { nil: undefined },
 );
 
-
 /** The producer's refusal for auth and queue, before anything route-specific. */
-export function gates(auth: string | undefined, seg: string): { status: number; code: string } | { who: Who; q: string } {
+function gates(auth: string | undefined, seg: string): { status: number; code: string } | { who: Who; q: string } {
   const who = callerOf(auth);
   if (!who) return { status: 401, code: 'unauthorized' };
   const q = param(seg);
@@ -110,10 +109,9 @@ export function gates(auth: string | undefined, seg: string): { status: number; 
   return { who, q };
 }
 
-
 // ---------------------------------------------------------------- producer: POST /v1/queues/:queue/jobs
 
-export interface JobsCase {
+interface JobsCase {
   t: 'jobs';
   auth: AuthV;
   queue: Seg;
@@ -123,7 +121,7 @@ export interface JobsCase {
   body: Body;
   extra: [string, string] | undefined;
 }
-export const jobsArb: fc.Arbitrary<JobsCase> = fc.record({
+const jobsArb: fc.Arbitrary<JobsCase> = fc.record({
   t: fc.constant('jobs' as const),
   auth: authArb,
   queue: segArb,
@@ -134,7 +132,7 @@ export const jobsArb: fc.Arbitrary<JobsCase> = fc.record({
   extra: extraHeaderArb,
 });
 
-export function planJobs(c: JobsCase): Plan {
+function planJobs(c: JobsCase): Plan {
   const path = `/v1/queues/${c.queue.seg}/jobs`;
   const auth = authHeader(c.auth);
   const q0 = param(c.queue.seg);
@@ -162,7 +160,7 @@ export function planJobs(c: JobsCase): Plan {
 }
 
 /** POST jobs past every gate: the model of what Valkey holds decides the answer. */
-export function planJobsByModel(base: { label: string; req: Req; service: 'producer' }, q: string, who: Who, id: string | undefined, k: string | undefined, body: Buffer): Plan {
+function planJobsByModel(base: { label: string; req: Req; service: 'producer' }, q: string, who: Who, id: string | undefined, k: string | undefined, body: Buffer): Plan {
   const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
   if (q === WT) return refuse(409, 'conflict', true);
 
@@ -203,9 +201,10 @@ export function planJobsByModel(base: { label: string; req: Req; service: 'produ
     },
   };
 }
+
 // ---------------------------------------------------------------- producer: POST /v1/queues/:queue/batch
 
-export type ItemV =
+type ItemV =
   | { t: 'text'; payload: string; id: IdV | undefined }
   | { t: 'b64'; bytes: Uint8Array; id: IdV | undefined }
   | { t: 'sized'; size: number; b64: boolean }
@@ -213,7 +212,7 @@ export type ItemV =
   | { t: 'badb64'; how: 'unpadded' | 'urlsafe' | 'spaced' | 'raw'; bytes: Uint8Array; raw: string }
   | { t: 'lone' }
   | { t: 'badid'; id: unknown };
-export type DocV =
+type DocV =
   | { t: 'items'; items: ItemV[] }
   | { t: 'json'; value: unknown }
   | { t: 'text'; text: string }
@@ -221,7 +220,7 @@ export type DocV =
   | { t: 'many'; n: number; b64: boolean }
   | { t: 'huge'; extra: number };
 
-export const itemArb: fc.Arbitrary<ItemV> = fc.oneof(
+const itemArb: fc.Arbitrary<ItemV> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ t: fc.constant('text' as const), payload: fc.string({ unit: 'grapheme', maxLength: 40 }), id: fc.option(idArb, { nil: undefined }) }) },
   { weight: 8, arbitrary: fc.record({ t: fc.constant('b64' as const), bytes: fc.uint8Array({ maxLength: 60 }), id: fc.option(idArb, { nil: undefined }) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('sized' as const), size: fc.constantFrom(MAX_PAYLOAD, MAX_PAYLOAD + 1, 30_000), b64: fc.boolean() }) },
@@ -246,11 +245,11 @@ export const itemArb: fc.Arbitrary<ItemV> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ t: 'lone' as const }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('badid' as const), id: fc.oneof(hostileId, fc.jsonValue({ maxDepth: 1 })) }) },
 );
-export const cleanItemArb: fc.Arbitrary<ItemV> = fc.oneof(
+const cleanItemArb: fc.Arbitrary<ItemV> = fc.oneof(
   fc.record({ t: fc.constant('text' as const), payload: fc.string({ unit: 'grapheme', maxLength: 40 }), id: fc.option(idArb, { nil: undefined }) }),
   fc.record({ t: fc.constant('b64' as const), bytes: fc.uint8Array({ maxLength: 60 }), id: fc.option(idArb, { nil: undefined }) }),
 );
-export const docArb: fc.Arbitrary<DocV> = fc.oneof(
+const docArb: fc.Arbitrary<DocV> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ t: fc.constant('items' as const), items: fc.array(cleanItemArb, { minLength: 1, maxLength: 8 }) }) },
   { weight: 6, arbitrary: fc.record({ t: fc.constant('items' as const), items: fc.array(itemArb, { minLength: 1, maxLength: 8 }) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('json' as const), value: fc.jsonValue({ maxDepth: 3 }) }) },
@@ -261,7 +260,7 @@ export const docArb: fc.Arbitrary<DocV> = fc.oneof(
 );
 
 /** The document's text or bytes; `ids` resolved against the model now. */
-export function docBytes(d: DocV, queue: string): Buffer {
+function docBytes(d: DocV, queue: string): Buffer {
   const item = (it: ItemV): unknown => {
     switch (it.t) {
       case 'text':
@@ -305,7 +304,7 @@ export function docBytes(d: DocV, queue: string): Buffer {
 }
 
 /** The batch format (README): the jobs it holds, or the refusal with the first bad item's index. */
-export function referenceBatch(body: Buffer): { jobs: Array<{ id: string | undefined; bytes: Buffer }> } | { index?: number } {
+function referenceBatch(body: Buffer): { jobs: Array<{ id: string | undefined; bytes: Buffer }> } | { index?: number } {
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body));
@@ -333,7 +332,7 @@ export function referenceBatch(body: Buffer): { jobs: Array<{ id: string | undef
   return { jobs };
 }
 
-export interface BatchCase {
+interface BatchCase {
   t: 'batch';
   auth: AuthV;
   queue: Seg;
@@ -341,7 +340,7 @@ export interface BatchCase {
   contentType: string | undefined;
   extra: [string, string] | undefined;
 }
-export const batchArb: fc.Arbitrary<BatchCase> = fc.record({
+const batchArb: fc.Arbitrary<BatchCase> = fc.record({
   t: fc.constant('batch' as const),
   auth: authArb,
   queue: segArb,
@@ -350,7 +349,7 @@ export const batchArb: fc.Arbitrary<BatchCase> = fc.record({
   extra: extraHeaderArb,
 });
 
-export function planBatch(c: BatchCase): Plan {
+function planBatch(c: BatchCase): Plan {
   const path = `/v1/queues/${c.queue.seg}/batch`;
   const auth = authHeader(c.auth);
   const body = docBytes(c.doc, param(c.queue.seg));
@@ -392,9 +391,10 @@ export function planBatch(c: BatchCase): Plan {
     },
   };
 }
+
 // ---------------------------------------------------------------- producer: GET /v1/queues/:queue/jobs/:id
 
-export interface GetCase {
+interface GetCase {
   t: 'get';
   auth: AuthV;
   queue: Seg;
@@ -402,7 +402,7 @@ export interface GetCase {
   head: boolean;
   extra: [string, string] | undefined;
 }
-export const getArb: fc.Arbitrary<GetCase> = fc.record({
+const getArb: fc.Arbitrary<GetCase> = fc.record({
   t: fc.constant('get' as const),
   auth: authArb,
   queue: segArb,
@@ -411,7 +411,7 @@ export const getArb: fc.Arbitrary<GetCase> = fc.record({
   extra: extraHeaderArb,
 });
 
-export function planGet(c: GetCase): Plan {
+function planGet(c: GetCase): Plan {
   const q0 = param(c.queue.seg);
   const id = idOf(c.id, q0);
   const idSeg = c.id.t === 'raw' ? encodeURIComponent(id) : id;
@@ -437,10 +437,11 @@ export function planGet(c: GetCase): Plan {
     },
   };
 }
+
 // ---------------------------------------------------------------- producer: POST /v1/webhooks/:source
 
-export type Mutation = 'valid' | 'tamperBody' | 'tamperSig' | 'wrongSecret' | 'noSig' | 'junkSig' | 'stale' | 'future' | 'extraSigs' | 'flood';
-export interface HookCase {
+type Mutation = 'valid' | 'tamperBody' | 'tamperSig' | 'wrongSecret' | 'noSig' | 'junkSig' | 'stale' | 'future' | 'extraSigs' | 'flood';
+interface HookCase {
   t: 'hook';
   source: { known: SourceName } | { unknown: string };
   mutation: Mutation;
@@ -455,7 +456,7 @@ export interface HookCase {
   contentType: string | undefined;
   extra: [string, string] | undefined;
 }
-export const hookArb: fc.Arbitrary<HookCase> = fc.record({
+const hookArb: fc.Arbitrary<HookCase> = fc.record({
   t: fc.constant('hook' as const),
   source: fc.oneof(
     { weight: 12, arbitrary: fc.constantFrom(...SOURCE_NAMES).map((known) => ({ known })) },
@@ -479,15 +480,15 @@ export const hookArb: fc.Arbitrary<HookCase> = fc.record({
   extra: extraHeaderArb,
 });
 
-export const hmac = (key: string | Buffer, data: Buffer) => createHmac('sha256', key).update(data).digest();
+const hmac = (key: string | Buffer, data: Buffer) => createHmac('sha256', key).update(data).digest();
 /** One byte of the signature changed: always another signature (a changed character might not be). */
-export const flip = (sig: Buffer) => {
+const flip = (sig: Buffer) => {
   const out = Buffer.from(sig);
   out[out.length >> 1] = out[out.length >> 1]! ^ 0x5a;
   return out;
 };
 
-export function planHook(c: HookCase): Plan {
+function planHook(c: HookCase): Plan {
   const name = 'known' in c.source ? c.source.known : c.source.unknown;
   const seg = encodeURIComponent(name);
   const path = `/v1/webhooks/${seg}`;
@@ -624,9 +625,10 @@ export function planHook(c: HookCase): Plan {
     },
   };
 }
+
 // ---------------------------------------------------------------- producer: any other request
 
-export interface OtherCase {
+interface OtherCase {
   t: 'other';
   method: string;
   prefix: string;
@@ -634,8 +636,8 @@ export interface OtherCase {
   auth: AuthV;
   body: Body | undefined;
 }
-export const methodArb = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'PROPFIND', 'QUERY');
-export const otherArb: fc.Arbitrary<OtherCase> = fc.record({
+const methodArb = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'PROPFIND', 'QUERY');
+const otherArb: fc.Arbitrary<OtherCase> = fc.record({
   t: fc.constant('other' as const),
   method: methodArb,
   prefix: fc.constantFrom('', '/v1', '/v1/queues', '/v1/queues/fz-b', '/v1/queues/fz-b/jobs', '/v1/webhooks', '/healthz', '/readyz', '/v2'),
@@ -643,7 +645,7 @@ export const otherArb: fc.Arbitrary<OtherCase> = fc.record({
   auth: authArb,
   body: fc.option(bodyArb(MAX_PAYLOAD), { nil: undefined }),
 });
-export function planOther(c: OtherCase): Plan {
+function planOther(c: OtherCase): Plan {
   const path = `${c.prefix}/${c.segs.join('/')}`;
   const hasBody = c.body !== undefined && c.method !== 'GET' && c.method !== 'HEAD';
   const req: Req = { method: c.method, path, headers: headersOf([['Authorization', authHeader(c.auth)]], undefined), ...(hasBody ? { body: bytesOf(c.body!) } : {}) };
@@ -690,10 +692,11 @@ export const producerArb: fc.Arbitrary<ProducerCase> = fc.oneof(
   { weight: 4, arbitrary: hookArb },
   { weight: 1, arbitrary: otherArb },
 );
+
 // ---------------------------------------------------------------- the bugs this fuzz found, replayed first on every run
 
-export const ok: AuthV = { t: 'ok', who: 'all' };
-export const hook = (over: Partial<HookCase>): HookCase => ({
+const ok: AuthV = { t: 'ok', who: 'all' };
+const hook = (over: Partial<HookCase>): HookCase => ({
   t: 'hook', source: { known: 'gh' }, mutation: 'valid', secret: 0, body: { t: 'bytes', bytes: new Uint8Array([1, 2]) }, stripe: 'event', jsonJunk: 'null',
   delivery: { t: 'fresh', value: 'regression' }, event: undefined, skew: 0, junk: '', contentType: undefined, extra: undefined, ...over,
 });

@@ -32,14 +32,14 @@ export const MAX_PAYLOAD = 64 * 1024; // EMQ_MAX_PAYLOAD_BYTES
 export const MAX_BATCH = 256 * 1024; // EMQ_MAX_BATCH_BYTES
 export const MAX_ITEMS = 1_000; // the producer's fixed batch limit
 export const GW_MAX_BODY = 4 * 1024 * 1024; // EMQ_GATEWAY_MAX_BODY
-export const GW_PRODUCER_MAX_BODY = 2 * 1024 * 1024; // EMQ_GATEWAY_PRODUCER_MAX_BODY's default
+const GW_PRODUCER_MAX_BODY = 2 * 1024 * 1024; // EMQ_GATEWAY_PRODUCER_MAX_BODY's default
 /** The body cap a scope's requests meet. */
 export const gwCap = (scope: 'admin' | 'producer') => (scope === 'producer' ? Math.min(GW_PRODUCER_MAX_BODY, GW_MAX_BODY) : GW_MAX_BODY);
 export const GW_MAX_PIPELINE = 1_000; // EMQ_GATEWAY_MAX_PIPELINE (a full batch is one pipeline)
 
 export const ALL = 'fuzz-all-token-0123456789abcdef';
 export const SOME = 'fuzz-some-token-0123456789abcdef';
-export const TOKENS = [
+const TOKENS = [
   { token: ALL, queues: ['*'] },
   { token: SOME, queues: ['fz-a.*', 'fz-b'] },
 ];
@@ -62,16 +62,17 @@ export const SOURCES = {
 export type SourceName = keyof typeof SOURCES;
 export const SOURCE_NAMES = Object.keys(SOURCES) as SourceName[];
 export const TOLERANCE = 300;
+
 // ---------------------------------------------------------------- the parts under test
 
 // Live bindings: the other modules read these as they are now; only this module sets them.
-export let server: RunningServer;
+let server: RunningServer;
 let valkeyPort: number;
 export let admin: Admin;
 export let gw: GatewayProcess;
 let worker: Awaited<ReturnType<typeof import('wrangler').unstable_startWorker>> | undefined;
 export let producerUrl: string;
-export let valkeyDown = false;
+let valkeyDown = false;
 /** The server's command table (COMMAND LIST), ASCII upper-cased: an admin command not in it is refused (400) unsent. */
 export let known = new Set<string>();
 
@@ -90,14 +91,14 @@ export async function seed() {
 
 // ---------------------------------------------------------------- the keyspace, to see any write
 
-export interface Snap {
+interface Snap {
   dirty: number;
   dbsize: number;
 }
 /** The keyspace after the last case (runUp compares the next case against it). */
 export let last: Snap | undefined;
 
-export async function snap(): Promise<Snap> {
+async function snap(): Promise<Snap> {
   const [info, dbsize] = await Promise.all([admin.text('INFO', 'persistence'), admin.call('DBSIZE')]);
   const dirty = /rdb_changes_since_last_save:(\d+)/.exec(String(info))?.[1];
   if (dirty === undefined) throw new Error(`no rdb_changes_since_last_save in INFO persistence: ${String(info)}`);
