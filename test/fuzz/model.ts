@@ -1,0 +1,27 @@
+// The model of what the fuzz has written so far: the jobs (and their exact payload bytes),
+// the idempotency markers and the webhook deliveries. The plans (producer-cases.ts,
+// gateway-cases.ts) predict from it and their checks update it after a 2xx; startParts()
+// empties it, and so does the outage file once Valkey comes back empty.
+import { createHash } from 'node:crypto';
+
+export const sha256 = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
+export const jk = (queue: string, id: string) => `${queue} ${id}`;
+
+export const model = {
+  jobs: new Map<string, Buffer>(), // queue id → the payload stored
+  known: [] as Array<{ queue: string; id: string }>,
+  idem: new Map<string, { id: string; fp: string }>(), // who queue key → the job and the payload's digest
+  deliveries: new Map<string, string>(), // source and what dedupes it (a signed id, else the body's digest) → the job it made
+  gwIds: [] as string[], // ids the gateway fuzz enqueued (to send again)
+  addJob(queue: string, id: string, payload: Buffer) {
+    if (!this.jobs.has(jk(queue, id))) this.known.push({ queue, id });
+    this.jobs.set(jk(queue, id), payload);
+  },
+  reset() {
+    this.jobs.clear();
+    this.known = [];
+    this.idem.clear();
+    this.deliveries.clear();
+    this.gwIds = [];
+  },
+};

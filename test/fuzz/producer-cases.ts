@@ -1,0 +1,715 @@
+// The producer Worker's endpoints: for each, the cases (arbitraries) and the plan (the
+// request and its oracle, from the model), and the regression examples replayed first.
+import fc from 'fast-check';
+import { createHmac } from 'node:crypto';
+import { bodyArb, bytesOf, headerJunk, headersOf, hostileId, printable, rawSegArb, validId, type Alter, type Body } from './arbitraries.js';
+import { jk, model, sha256 } from './model.js';
+import { ID_RULE, KEY_RULE, QUEUE_RULE, B64_RULE, checkRow, intact, param, trimHttp, violation, type Plan, type Req } from './oracle.js';
+import { ALL, MAX_BATCH, MAX_ITEMS, MAX_PAYLOAD, SOME, SOURCES, SOURCE_NAMES, STD_NEW, STD_OLD, TOLERANCE, WT, admin, type SourceName, type Who } from './setup.js';
+
+// ---------------------------------------------------------------- the producer: auth, queues, ids
+
+type AuthV =
+  | { t: 'ok'; who: Who }
+  | { t: 'variant'; who: Who; scheme: string; sep: string; trail: string; alter: Alter }
+  | { t: 'none' }
+  | { t: 'raw'; value: string };
+const authArb: fc.Arbitrary<AuthV> = fc.oneof(
+  { weight: 10, arbitrary: fc.record({ t: fc.constant('ok' as const), who: fc.constantFrom<Who>('all', 'all', 'some') }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('variant' as const),
+      who: fc.constantFrom<Who>('all', 'some'),
+      scheme: fc.constantFrom('bearer', 'BEARER', 'Bearer', 'Token', 'Basic', 'Bearer:', ''),
+      sep: fc.constantFrom(' ', '  ', '\t', '', ' \t '),
+      trail: fc.constantFrom('', ' ', '\t', ' x', ','),
+      alter: fc.constantFrom<Alter>('none', 'none', 'append', 'chop', 'upper'),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ t: 'none' as const }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('raw' as const), value: printable }) },
+);
+
+const tokenOf = (who: Who) => (who === 'all' ? ALL : SOME);
+function authHeader(a: AuthV): string | undefined {
+  if (a.t === 'none') return undefined;
+  if (a.t === 'raw') return a.value;
+  if (a.t === 'ok') return `Bearer ${tokenOf(a.who)}`;
+  const t = tokenOf(a.who);
+  const token = a.alter === 'append' ? `${t}x` : a.alter === 'chop' ? t.slice(0, -1) : a.alter === 'upper' ? t.toUpperCase() : t;
+  return `${a.scheme}${a.sep}${token}${a.trail}`;
+}
+/** Whose token the Authorization header carries: `Bearer <token>`, the scheme in any case. */
+function callerOf(header: string | undefined): Who | undefined {
+  if (header === undefined) return undefined;
+  const token = /^bearer[\t ]+(\S+)[\t ]*$/i.exec(trimHttp(header))?.[1];
+  return token === ALL ? 'all' : token === SOME ? 'some' : undefined;
+}
+const allows = (who: Who, q: string) => who === 'all' || q.startsWith('fz-a.') || q === 'fz-b';
+
+interface Seg {
+  seg: string;
+}
+const CLEAN_QUEUES = ['fz-a.1', 'fz-a.x_y', 'fz-b', 'fz-c', WT, `fz-a.${'z'.repeat(123)}`];
+const segArb: fc.Arbitrary<Seg> = fc.oneof(
+  { weight: 12, arbitrary: fc.constantFrom(...CLEAN_QUEUES).map((seg) => ({ seg })) },
+  { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9._-]{1,130}$/).map((q) => ({ seg: encodeURIComponent(q) })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .oneof(
+        fc.constantFrom('fz{a}', 'fz:a', 'fz a', 'fzé', 'fz\u0000', 'fz/a', '*', 'fz-a.*', '%', 'a'.repeat(129), 'fz-b\n', 'ﬀ', 'fz-b?x=1', 'fz-b#x'),
+        fc.string({ unit: 'grapheme', maxLength: 12 }),
+      )
+      .map((q) => ({ seg: encodeURIComponent(q) })),
+  },
+  { weight: 1, arbitrary: fc.constantFrom('%', '%ZZ', '%FF', '%2F', '%2e%2E', '..', '.', '%2541', 'fz-b%00', 'fz-%61.1', '%E2%82', '').map((seg) => ({ seg })) },
+);
+
+type IdV = { t: 'fresh'; id: string } | { t: 'known'; n: number; alt: string } | { t: 'raw'; value: string };
+const idArb: fc.Arbitrary<IdV> = fc.oneof(
+  { weight: 3, arbitrary: validId.map((id) => ({ t: 'fresh' as const, id })) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('known' as const), n: fc.nat(), alt: validId }) },
+  { weight: 2, arbitrary: hostileId.map((value) => ({ t: 'raw' as const, value })) },
+);
+function idOf(v: IdV, queue?: string): string {
+  if (v.t === 'fresh') return v.id;
+  if (v.t === 'raw') return v.value;
+  const pool = queue === undefined ? model.known : model.known.filter((k) => k.queue === queue);
+  const from = pool.length > 0 ? pool : model.known;
+  return from.length > 0 ? from[v.n % from.length]!.id : v.alt;
+}
+
+type KeyV = { t: 'pool'; n: number } | { t: 'raw'; value: string };
+const keyArb: fc.Arbitrary<KeyV> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ t: fc.constant('pool' as const), n: fc.nat(4) }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .oneof(printable, headerJunk, fc.constantFrom('', ' ', 'x'.repeat(255), 'x'.repeat(256), 'k\tk', 'ключ', `k${'\u00ff'}`))
+      .map((value) => ({ t: 'raw' as const, value })),
+  },
+);
+const keyOf = (k: KeyV) => (k.t === 'pool' ? `key-${k.n}` : k.value);
+
+const contentTypeArb = fc.option(fc.constantFrom('application/json', 'text/plain; charset=utf-8', 'application/octet-stream', 'multipart/form-data; boundary=x', 'x/y', ''), { nil: undefined });
+const extraHeaderArb = fc.option(
+  fc.tuple(fc.constantFrom('X-Fuzz', 'Accept', 'Accept-Encoding', 'Content-Encoding', 'Cookie', 'X-Forwarded-For', 'Range', 'If-None-Match', 'Upstash-Encoding', 'Emq-Region', 'CF-Connecting-IP'), headerJunk),
+  { nil: undefined },
+);
+
+/** The producer's refusal for auth and queue, before anything route-specific. */
+function gates(auth: string | undefined, seg: string): { status: number; code: string } | { who: Who; q: string } {
+  const who = callerOf(auth);
+  if (!who) return { status: 401, code: 'unauthorized' };
+  const q = param(seg);
+  if (!QUEUE_RULE.test(q)) return { status: 400, code: 'invalid_queue' };
+  if (!allows(who, q)) return { status: 403, code: 'forbidden_queue' };
+  return { who, q };
+}
+
+// ---------------------------------------------------------------- producer: POST /v1/queues/:queue/jobs
+
+interface JobsCase {
+  t: 'jobs';
+  auth: AuthV;
+  queue: Seg;
+  id: IdV | undefined;
+  key: KeyV | undefined;
+  contentType: string | undefined;
+  body: Body;
+  extra: [string, string] | undefined;
+}
+const jobsArb: fc.Arbitrary<JobsCase> = fc.record({
+  t: fc.constant('jobs' as const),
+  auth: authArb,
+  queue: segArb,
+  id: fc.option(idArb, { nil: undefined, freq: 2 }),
+  key: fc.option(keyArb, { nil: undefined, freq: 2 }),
+  contentType: contentTypeArb,
+  body: bodyArb(MAX_PAYLOAD),
+  extra: extraHeaderArb,
+});
+
+function planJobs(c: JobsCase): Plan {
+  const path = `/v1/queues/${c.queue.seg}/jobs`;
+  const auth = authHeader(c.auth);
+  const q0 = param(c.queue.seg);
+  const given = c.id === undefined ? undefined : idOf(c.id, q0);
+  const key = c.key === undefined ? undefined : keyOf(c.key);
+  const body = bytesOf(c.body);
+  const req: Req = {
+    method: 'POST',
+    path,
+    headers: headersOf([['Authorization', auth], ['Emq-Job-Id', given], ['Idempotency-Key', key], ['Content-Type', c.contentType]], c.extra),
+    body,
+  };
+  const base = { label: 'producer POST /v1/queues/:queue/jobs', req, service: 'producer' as const };
+  if (!intact(path) || c.queue.seg === '') return { ...base, valkey: undefined, writes: () => false };
+  const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
+  const g = gates(auth, c.queue.seg);
+  if ('status' in g) return refuse(g.status, g.code);
+  const { who, q } = g;
+  const id = given === undefined ? undefined : trimHttp(given);
+  if (id !== undefined && !ID_RULE.test(id)) return refuse(400, 'invalid_id');
+  const k = key === undefined ? undefined : trimHttp(key);
+  if (k !== undefined && !KEY_RULE.test(k)) return refuse(400, 'invalid_idempotency_key');
+  if (body.length > MAX_PAYLOAD) return refuse(413, 'payload_too_large');
+  return planJobsByModel(base, q, who, id, k, body);
+}
+
+/** POST jobs past every gate: the model of what Valkey holds decides the answer. */
+function planJobsByModel(base: { label: string; req: Req; service: 'producer' }, q: string, who: Who, id: string | undefined, k: string | undefined, body: Buffer): Plan {
+  const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
+  if (q === WT) return refuse(409, 'conflict', true);
+
+  // what Valkey holds decides: the model says what
+  const fp = sha256(body);
+  const mk = `${who} ${q} ${k}`;
+  const marker = k === undefined ? undefined : model.idem.get(mk);
+  const existing = id === undefined ? undefined : model.jobs.get(jk(q, id));
+  let status: number;
+  let expectId = id;
+  let stored = body;
+  let writes: boolean;
+  if (marker && marker.fp !== fp) return refuse(422, 'idempotency_conflict', true);
+  if (marker) {
+    [status, expectId, stored, writes] = [200, marker.id, model.jobs.get(jk(q, marker.id))!, false];
+  } else if (existing) {
+    // an existing job's id (with a key first used, too): that job, and nothing written (no de: key)
+    [status, stored, writes] = [200, existing, false];
+  } else {
+    [status, writes] = [201, true];
+  }
+  return {
+    ...base,
+    status,
+    valkey: true,
+    writes: () => writes,
+    async check(ans) {
+      const j = ans.json as Record<string, unknown>;
+      const verdict = status === 201 ? 'enqueued' : 'duplicate';
+      if (Object.keys(j ?? {}).sort().join(',') !== 'id,queue,verdict' || j.queue !== q || j.verdict !== verdict || typeof j.id !== 'string' || !ID_RULE.test(j.id)) {
+        violation(base, ans, `expected {"id","queue":"${q}","verdict":"${verdict}"}`);
+      }
+      if (expectId !== undefined && j.id !== expectId) violation(base, ans, `expected the id ${expectId}`);
+      if (ans.headers.get('location') !== `/v1/queues/${q}/jobs/${String(j.id)}`) violation(base, ans, `a wrong Location: ${ans.headers.get('location')}`);
+      await checkRow(base, ans, q, j.id as string, stored);
+      if (status === 201) model.addJob(q, j.id as string, body);
+      if (k !== undefined && status === 201) model.idem.set(mk, { id: j.id as string, fp });
+    },
+  };
+}
+
+// ---------------------------------------------------------------- producer: POST /v1/queues/:queue/batch
+
+type ItemV =
+  | { t: 'text'; payload: string; id: IdV | undefined }
+  | { t: 'b64'; bytes: Uint8Array; id: IdV | undefined }
+  | { t: 'sized'; size: number; b64: boolean }
+  | { t: 'json'; value: unknown }
+  | { t: 'badb64'; how: 'unpadded' | 'urlsafe' | 'spaced' | 'raw'; bytes: Uint8Array; raw: string }
+  | { t: 'lone' }
+  | { t: 'badid'; id: unknown };
+type DocV =
+  | { t: 'items'; items: ItemV[] }
+  | { t: 'json'; value: unknown }
+  | { t: 'text'; text: string }
+  | { t: 'bytes'; bytes: Uint8Array }
+  | { t: 'many'; n: number; b64: boolean }
+  | { t: 'huge'; extra: number };
+
+const itemArb: fc.Arbitrary<ItemV> = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ t: fc.constant('text' as const), payload: fc.string({ unit: 'grapheme', maxLength: 40 }), id: fc.option(idArb, { nil: undefined }) }) },
+  { weight: 8, arbitrary: fc.record({ t: fc.constant('b64' as const), bytes: fc.uint8Array({ maxLength: 60 }), id: fc.option(idArb, { nil: undefined }) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('sized' as const), size: fc.constantFrom(MAX_PAYLOAD, MAX_PAYLOAD + 1, 30_000), b64: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('json' as const),
+      value: fc.oneof(
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.record({ payload: fc.jsonValue({ maxDepth: 1 }) }),
+        fc.record({ payloadBase64: fc.jsonValue({ maxDepth: 1 }) }),
+        fc.record({ payload: fc.string(), payloadBase64: fc.base64String() }),
+        fc.record({ payload: fc.string(), extra: fc.jsonValue({ maxDepth: 1 }) }),
+        fc.constantFrom({}, { id: 'x' }, { payload: 'x', __proto__x: 1 }, JSON.parse('{"payload":"x","__proto__":1}') as unknown, { payload: null }, { payloadBase64: null, payload: 'x' }),
+      ),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ t: fc.constant('badb64' as const), how: fc.constantFrom('unpadded' as const, 'urlsafe' as const, 'spaced' as const, 'raw' as const), bytes: fc.uint8Array({ minLength: 1, maxLength: 40 }), raw: printable }),
+  },
+  { weight: 1, arbitrary: fc.constant({ t: 'lone' as const }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('badid' as const), id: fc.oneof(hostileId, fc.jsonValue({ maxDepth: 1 })) }) },
+);
+const cleanItemArb: fc.Arbitrary<ItemV> = fc.oneof(
+  fc.record({ t: fc.constant('text' as const), payload: fc.string({ unit: 'grapheme', maxLength: 40 }), id: fc.option(idArb, { nil: undefined }) }),
+  fc.record({ t: fc.constant('b64' as const), bytes: fc.uint8Array({ maxLength: 60 }), id: fc.option(idArb, { nil: undefined }) }),
+);
+const docArb: fc.Arbitrary<DocV> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ t: fc.constant('items' as const), items: fc.array(cleanItemArb, { minLength: 1, maxLength: 8 }) }) },
+  { weight: 6, arbitrary: fc.record({ t: fc.constant('items' as const), items: fc.array(itemArb, { minLength: 1, maxLength: 8 }) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('json' as const), value: fc.jsonValue({ maxDepth: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('text' as const), text: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('', '[]', '[{"payload":"x"}', '\ufeff[{"payload":"x"}]', '[{"payload":"\\ud800"}]', '[{"payload":"x"}] ', 'null', '{"payload":"x"}', '[[]]', '[{"payloadBase64":"QQ=="}]')) }) },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => ({ t: 'bytes' as const, bytes: Uint8Array.from([0x5b, 0x22, ...b, 0xff, 0x22, 0x5d]) })) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('many' as const), n: fc.constantFrom(MAX_ITEMS, MAX_ITEMS + 1), b64: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('huge' as const), extra: fc.constantFrom(-1, 0, 1, 1000) }) },
+);
+
+/** The document's text or bytes; `ids` resolved against the model now. */
+function docBytes(d: DocV, queue: string): Buffer {
+  const item = (it: ItemV): unknown => {
+    switch (it.t) {
+      case 'text':
+        return { payload: it.payload, ...(it.id ? { id: idOf(it.id, queue) } : {}) };
+      case 'b64':
+        return { payloadBase64: Buffer.from(it.bytes).toString('base64'), ...(it.id ? { id: idOf(it.id, queue) } : {}) };
+      case 'sized': {
+        const b = bytesOf({ t: 'sized', size: it.size, fill: 'ascii' });
+        return it.b64 ? { payloadBase64: b.toString('base64') } : { payload: b.toString('latin1') };
+      }
+      case 'json':
+        return it.value;
+      case 'badb64': {
+        const b64 = Buffer.from(it.bytes).toString('base64');
+        const v = it.how === 'unpadded' ? b64.replace(/=+$/, '') : it.how === 'urlsafe' ? b64.replace(/\+/g, '-').replace(/\//g, '_') : it.how === 'spaced' ? `${b64.slice(0, 2)} ${b64.slice(2)}` : it.raw;
+        return { payloadBase64: v };
+      }
+      case 'lone':
+        return { payload: 'a\ud800b' };
+      case 'badid':
+        return { payload: 'p', id: it.id };
+    }
+  };
+  switch (d.t) {
+    case 'items':
+      return Buffer.from(JSON.stringify(d.items.map(item)));
+    case 'json':
+      return Buffer.from(JSON.stringify(d.value));
+    case 'text':
+      return Buffer.from(d.text, 'utf8');
+    case 'bytes':
+      return Buffer.from(d.bytes);
+    case 'many':
+      return Buffer.from(JSON.stringify(Array.from({ length: d.n }, (_, i) => (d.b64 ? { payloadBase64: Buffer.from(`#${i}`).toString('base64') } : { payload: `#${i}` }))));
+    case 'huge': {
+      const head = '[{"payload":"';
+      const tail = '"}]';
+      return Buffer.from(head + 'h'.repeat(MAX_BATCH + d.extra - head.length - tail.length) + tail);
+    }
+  }
+}
+
+/** The batch format (README): the jobs it holds, or the refusal with the first bad item's index. */
+function referenceBatch(body: Buffer): { jobs: Array<{ id: string | undefined; bytes: Buffer }> } | { index?: number } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body));
+  } catch {
+    return {};
+  }
+  if (!Array.isArray(doc) || doc.length === 0 || doc.length > MAX_ITEMS) return {};
+  const jobs: Array<{ id: string | undefined; bytes: Buffer }> = [];
+  for (const [index, it] of doc.entries()) {
+    if (it === null || typeof it !== 'object' || Array.isArray(it)) return { index };
+    const o = it as Record<string, unknown>;
+    if (Object.keys(o).some((k) => k !== 'payload' && k !== 'payloadBase64' && k !== 'id')) return { index };
+    let bytes: Buffer;
+    if (typeof o.payload === 'string' && o.payloadBase64 === undefined) {
+      if (!o.payload.isWellFormed()) return { index };
+      bytes = Buffer.from(o.payload, 'utf8');
+    } else if (typeof o.payloadBase64 === 'string' && o.payload === undefined) {
+      if (!B64_RULE.test(o.payloadBase64)) return { index };
+      bytes = Buffer.from(o.payloadBase64, 'base64');
+    } else return { index };
+    if (bytes.length > MAX_PAYLOAD) return { index };
+    if (o.id !== undefined && (typeof o.id !== 'string' || !ID_RULE.test(o.id))) return { index };
+    jobs.push({ id: o.id as string | undefined, bytes });
+  }
+  return { jobs };
+}
+
+interface BatchCase {
+  t: 'batch';
+  auth: AuthV;
+  queue: Seg;
+  doc: DocV;
+  contentType: string | undefined;
+  extra: [string, string] | undefined;
+}
+const batchArb: fc.Arbitrary<BatchCase> = fc.record({
+  t: fc.constant('batch' as const),
+  auth: authArb,
+  queue: segArb,
+  doc: docArb,
+  contentType: contentTypeArb,
+  extra: extraHeaderArb,
+});
+
+function planBatch(c: BatchCase): Plan {
+  const path = `/v1/queues/${c.queue.seg}/batch`;
+  const auth = authHeader(c.auth);
+  const body = docBytes(c.doc, param(c.queue.seg));
+  const req: Req = { method: 'POST', path, headers: headersOf([['Authorization', auth], ['Content-Type', c.contentType]], c.extra), body };
+  const base = { label: 'producer POST /v1/queues/:queue/batch', req, service: 'producer' as const };
+  if (!intact(path) || c.queue.seg === '') return { ...base, valkey: undefined, writes: () => false };
+  const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
+  const g = gates(auth, c.queue.seg);
+  if ('status' in g) return refuse(g.status, g.code);
+  const { q } = g;
+  if (body.length > MAX_BATCH) return refuse(413, 'payload_too_large');
+  const ref = referenceBatch(body);
+  if (!('jobs' in ref)) return { ...refuse(400, 'invalid_batch'), index: ref.index };
+  if (q === WT) return refuse(409, 'conflict', true);
+  const seen = new Set<string>();
+  const expected = ref.jobs.map((j) => {
+    const dup = j.id !== undefined && (model.jobs.has(jk(q, j.id)) || seen.has(j.id));
+    if (j.id !== undefined) seen.add(j.id);
+    return { ...j, verdict: dup ? 'duplicate' : 'enqueued' };
+  });
+  const writes = expected.some((e) => e.verdict === 'enqueued');
+  return {
+    ...base,
+    status: 200,
+    valkey: true,
+    writes: () => writes,
+    async check(ans) {
+      const j = ans.json as { queue?: unknown; results?: Array<{ id?: unknown; verdict?: unknown }> };
+      if (j?.queue !== q || !Array.isArray(j.results) || j.results.length !== expected.length) violation(base, ans, `expected ${expected.length} results for queue ${q}`);
+      for (const [i, e] of expected.entries()) {
+        const r = j.results[i]!;
+        if (Object.keys(r).sort().join(',') !== 'id,verdict' || typeof r.id !== 'string' || !ID_RULE.test(r.id) || r.verdict !== e.verdict || (e.id !== undefined && r.id !== e.id)) {
+          violation(base, ans, `result ${i}: expected ${JSON.stringify({ id: e.id, verdict: e.verdict })}`);
+        }
+        const payload = e.verdict === 'enqueued' ? e.bytes : model.jobs.get(jk(q, r.id)) ?? expected.find((x) => x.id === r.id && x.verdict === 'enqueued')!.bytes;
+        await checkRow(base, ans, q, r.id, payload);
+      }
+      for (const [i, e] of expected.entries()) if (e.verdict === 'enqueued') model.addJob(q, j.results[i]!.id as string, e.bytes);
+    },
+  };
+}
+
+// ---------------------------------------------------------------- producer: GET /v1/queues/:queue/jobs/:id
+
+interface GetCase {
+  t: 'get';
+  auth: AuthV;
+  queue: Seg;
+  id: IdV;
+  head: boolean;
+  extra: [string, string] | undefined;
+}
+const getArb: fc.Arbitrary<GetCase> = fc.record({
+  t: fc.constant('get' as const),
+  auth: authArb,
+  queue: segArb,
+  id: idArb,
+  head: fc.constantFrom(false, false, false, false, false, false, false, false, false, true),
+  extra: extraHeaderArb,
+});
+
+function planGet(c: GetCase): Plan {
+  const q0 = param(c.queue.seg);
+  const id = idOf(c.id, q0);
+  const idSeg = c.id.t === 'raw' ? encodeURIComponent(id) : id;
+  const path = `/v1/queues/${c.queue.seg}/jobs/${idSeg}`;
+  const auth = authHeader(c.auth);
+  const req: Req = { method: c.head ? 'HEAD' : 'GET', path, headers: headersOf([['Authorization', auth]], c.extra) };
+  const base = { label: 'producer GET /v1/queues/:queue/jobs/:id', req, service: 'producer' as const, writes: () => false };
+  if (!intact(path) || c.queue.seg === '' || idSeg === '') return { ...base, valkey: undefined };
+  const g = gates(auth, c.queue.seg);
+  if ('status' in g) return { ...base, status: g.status, code: c.head ? undefined : g.code, valkey: false };
+  if (!ID_RULE.test(param(idSeg))) return { ...base, status: 400, code: c.head ? undefined : 'invalid_id', valkey: false };
+  // the wrong-type queue's pending key is a string: the state read refuses it (WRONGTYPE → 409)
+  if (g.q === WT) return { ...base, status: 409, code: c.head ? undefined : 'conflict', valkey: true };
+  const known = model.jobs.has(jk(g.q, id));
+  if (!known) return { ...base, status: 404, code: c.head ? undefined : 'not_found', valkey: true };
+  return {
+    ...base,
+    status: 200,
+    valkey: true,
+    async check(ans) {
+      if (c.head) return;
+      if (JSON.stringify(ans.json) !== JSON.stringify({ id, queue: g.q, state: 'pending', attempts: 0 })) violation(base, ans, 'expected {id, queue, state: pending, attempts: 0}');
+    },
+  };
+}
+
+// ---------------------------------------------------------------- producer: POST /v1/webhooks/:source
+
+type Mutation = 'valid' | 'tamperBody' | 'tamperSig' | 'wrongSecret' | 'noSig' | 'junkSig' | 'stale' | 'future' | 'extraSigs' | 'flood';
+interface HookCase {
+  t: 'hook';
+  source: { known: SourceName } | { unknown: string };
+  mutation: Mutation;
+  secret: number;
+  body: Body;
+  stripe: 'event' | 'noId' | 'idNotString' | 'notJson' | 'jsonJunk';
+  jsonJunk: string;
+  delivery: { t: 'pool'; n: number } | { t: 'fresh'; value: string } | { t: 'absent' };
+  event: string | undefined;
+  skew: number;
+  junk: string;
+  contentType: string | undefined;
+  extra: [string, string] | undefined;
+}
+const hookArb: fc.Arbitrary<HookCase> = fc.record({
+  t: fc.constant('hook' as const),
+  source: fc.oneof(
+    { weight: 12, arbitrary: fc.constantFrom(...SOURCE_NAMES).map((known) => ({ known })) },
+    { weight: 1, arbitrary: fc.oneof(fc.constantFrom('nope', 'GH', 'constructor', '__proto__', 'gh ', 'toString'), fc.string({ maxLength: 10 })).map((unknown) => ({ unknown })) },
+  ),
+  mutation: fc.constantFrom<Mutation>('valid', 'valid', 'valid', 'valid', 'tamperBody', 'tamperSig', 'wrongSecret', 'noSig', 'junkSig', 'stale', 'future', 'extraSigs', 'flood'),
+  secret: fc.nat(3),
+  // a few pooled bodies: github and hmac dedupe on the body, so a replay needs one sent before
+  body: fc.oneof({ weight: 4, arbitrary: bodyArb(MAX_PAYLOAD) }, { weight: 1, arbitrary: fc.nat(2).map((n) => ({ t: 'text' as const, text: `pooled body ${n}` })) }),
+  stripe: fc.constantFrom('event' as const, 'event' as const, 'event' as const, 'noId' as const, 'idNotString' as const, 'notJson' as const, 'jsonJunk' as const),
+  jsonJunk: fc.constantFrom('null', '[]', '"evt_1"', '1', 'true', '{"id":""}', '{"id":null}', '{"id":["evt_1"]}', '[{"id":"evt_1"}]'),
+  delivery: fc.oneof(
+    { weight: 4, arbitrary: fc.record({ t: fc.constant('pool' as const), n: fc.nat(3) }) },
+    { weight: 4, arbitrary: fc.stringMatching(/^[\x21-\x7e]([\x20-\x7e]{0,30}[\x21-\x7e])?$/).map((value) => ({ t: 'fresh' as const, value })) },
+    { weight: 1, arbitrary: fc.constant({ t: 'absent' as const }) },
+  ),
+  event: fc.option(fc.stringMatching(/^[\x21-\x7e]{1,20}$/), { nil: undefined }),
+  skew: fc.integer({ min: -200, max: 200 }),
+  junk: printable,
+  contentType: contentTypeArb,
+  extra: extraHeaderArb,
+});
+
+const hmac = (key: string | Buffer, data: Buffer) => createHmac('sha256', key).update(data).digest();
+/** One byte of the signature changed: always another signature (a changed character might not be). */
+const flip = (sig: Buffer) => {
+  const out = Buffer.from(sig);
+  out[out.length >> 1] = out[out.length >> 1]! ^ 0x5a;
+  return out;
+};
+
+function planHook(c: HookCase): Plan {
+  const name = 'known' in c.source ? c.source.known : c.source.unknown;
+  const seg = encodeURIComponent(name);
+  const path = `/v1/webhooks/${seg}`;
+  const label = 'producer POST /v1/webhooks/:source';
+  const known = 'known' in c.source ? SOURCES[c.source.known] : undefined;
+  const now = Math.floor(Date.now() / 1000);
+  const sent = new Map<string, string>();
+  let body = bytesOf(c.body);
+  const delivery = c.delivery.t === 'pool' ? `dlv-${c.delivery.n}` : c.delivery.t === 'fresh' ? c.delivery.value : undefined;
+  // the intent: what this delivery is, whatever the bytes say
+  let signed = c.mutation !== 'tamperBody' && c.mutation !== 'tamperSig' && c.mutation !== 'wrongSecret' && c.mutation !== 'noSig' && c.mutation !== 'junkSig';
+  let stale = false;
+  let id: string | undefined = delivery;
+  let event = c.event ?? '';
+  // the envelope fields the signature covers; github and hmac sign the body only
+  let covered = ['body'];
+  let invalidDelivery = delivery === undefined;
+  if (known) {
+    const secrets = known.secrets as readonly string[];
+    const secret = c.mutation === 'wrongSecret' ? 'not-the-secret' : secrets[c.secret % secrets.length]!;
+    const sign = (data: Buffer) => (c.mutation === 'tamperSig' ? flip(hmac(secret, data)) : hmac(secret, data));
+    switch (known.kind) {
+      case 'github': {
+        const sig = `sha256=${sign(body).toString('hex')}`;
+        if (c.mutation === 'junkSig') sent.set('X-Hub-Signature-256', c.junk);
+        else if (c.mutation === 'flood') sent.set('X-Hub-Signature-256', `${sig},${'00'.repeat(600)}`); // a valid signature buried in a 1.2 KB header
+        else if (c.mutation !== 'noSig') sent.set('X-Hub-Signature-256', c.mutation === 'extraSigs' ? sig.toUpperCase().replace('SHA256=', 'sha256=') : sig);
+        if (delivery !== undefined) sent.set('X-GitHub-Delivery', delivery);
+        if (c.event !== undefined) sent.set('X-GitHub-Event', c.event);
+        break;
+      }
+      case 'stripe': {
+        const t = String(now + (c.mutation === 'stale' ? -(TOLERANCE + 100 + Math.abs(c.skew) * 1000) : c.mutation === 'future' ? TOLERANCE + 100 + Math.abs(c.skew) * 1000 : c.skew));
+        stale = c.mutation === 'stale' || c.mutation === 'future';
+        const ev = c.stripe === 'notJson' || c.stripe === 'jsonJunk' ? undefined : { ...(c.stripe === 'noId' ? {} : { id: c.stripe === 'idNotString' ? 7 : delivery ?? 'evt_default' }), ...(c.event === undefined ? {} : { type: c.event }), object: 'event' };
+        body = ev ? Buffer.from(JSON.stringify(ev)) : c.stripe === 'jsonJunk' ? Buffer.from(c.jsonJunk) : Buffer.from(`not json ${body.toString('hex')}`);
+        id = c.stripe === 'event' ? delivery ?? 'evt_default' : undefined;
+        invalidDelivery = c.stripe !== 'event';
+        event = ev && c.event !== undefined ? c.event : '';
+        covered = ev && c.event !== undefined ? ['body', 'delivery', 'event'] : ['body', 'delivery'];
+        const sig = sign(Buffer.concat([Buffer.from(`${t}.`), body])).toString('hex');
+        // flood: the review's repro, short v1 entries by the thousand around the valid one (15 KB)
+        const header =
+          c.mutation === 'extraSigs' ? `t=${t}, v1=${'ab'.repeat(32)},v0=${sig}, v1=${sig}` : c.mutation === 'flood' ? `t=${t},${'v1=00,'.repeat(2500)}v1=${sig}` : `t=${t},v1=${sig}`;
+        if (c.mutation === 'junkSig') sent.set('Stripe-Signature', c.junk);
+        else if (c.mutation !== 'noSig') sent.set('Stripe-Signature', header);
+        break;
+      }
+      case 'standard': {
+        const ts = String(now + (c.mutation === 'stale' ? -(TOLERANCE + 100 + Math.abs(c.skew) * 1000) : c.mutation === 'future' ? TOLERANCE + 100 + Math.abs(c.skew) * 1000 : c.skew));
+        stale = c.mutation === 'stale' || c.mutation === 'future';
+        if (c.stripe === 'event') body = Buffer.from(JSON.stringify({ ...(c.event === undefined ? {} : { type: c.event }), data: { n: body.length } }));
+        else if (c.stripe === 'jsonJunk') body = Buffer.from(c.jsonJunk);
+        const key = c.mutation === 'wrongSecret' ? Buffer.from('not-the-secret') : [STD_OLD, STD_NEW][c.secret % 2]!;
+        const mac = createHmac('sha256', key).update(`${delivery ?? ''}.${ts}.`).update(body).digest();
+        const sig = `v1,${(c.mutation === 'tamperSig' ? flip(mac) : mac).toString('base64')}`;
+        if (c.mutation === 'junkSig') sent.set('webhook-signature', c.junk);
+        else if (c.mutation === 'flood') sent.set('webhook-signature', `${`v1,${Buffer.alloc(32, 7).toString('base64')} `.repeat(6)}${sig}`);
+        else if (c.mutation !== 'noSig') sent.set('webhook-signature', c.mutation === 'extraSigs' ? `v2,${sig.slice(3)} v1,${Buffer.alloc(32, 7).toString('base64')} ${sig}` : sig);
+        if (delivery !== undefined) sent.set('webhook-id', delivery);
+        sent.set('webhook-timestamp', ts);
+        // no webhook-id: nothing identifies what was signed, so the signature cannot verify
+        if (delivery === undefined) [signed, invalidDelivery] = [false, false];
+        try {
+          const parsed = JSON.parse(new TextDecoder().decode(body)) as { type?: unknown };
+          event = typeof parsed?.type === 'string' ? parsed.type : '';
+          covered = typeof parsed?.type === 'string' ? ['body', 'delivery', 'event'] : ['body', 'delivery'];
+        } catch {
+          event = '';
+          covered = ['body', 'delivery'];
+        }
+        break;
+      }
+      case 'hmac': {
+        const mac = sign(body);
+        const text = known.encoding === 'hex' ? mac.toString('hex') : mac.toString('base64');
+        const prefix = 'signaturePrefix' in known ? known.signaturePrefix : '';
+        if (c.mutation === 'junkSig') sent.set(known.signatureHeader, c.junk);
+        else if (c.mutation === 'flood') sent.set(known.signatureHeader, `${prefix}${text}${'='.repeat(1100)}`);
+        else if (c.mutation !== 'noSig') sent.set(known.signatureHeader, `${prefix}${text}`);
+        if (delivery !== undefined) sent.set(known.idHeader, delivery);
+        if ('eventHeader' in known && c.event !== undefined) sent.set(known.eventHeader, c.event);
+        event = 'eventHeader' in known ? c.event ?? '' : '';
+        break;
+      }
+    }
+    if (c.mutation === 'tamperBody') body = Buffer.concat([body, Buffer.from([0x20])]);
+    // a flood (too long, too many or wrong-sized entries) is refused before any HMAC
+    if (c.mutation === 'junkSig' || c.mutation === 'flood') signed = false;
+  }
+  const headers = headersOf([...sent.entries(), ['Content-Type', c.contentType]], c.extra);
+  const req: Req = { method: 'POST', path, headers, body };
+  const base = { label, req, service: 'producer' as const };
+  const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
+  if (!intact(path) || seg === '') return { ...base, valkey: undefined, writes: () => false };
+  // an unknown source answers like a bad signature, before the body is read
+  if (!known) return refuse(401, 'invalid_signature');
+  if (body.length > MAX_PAYLOAD) return refuse(413, 'payload_too_large');
+  if (!signed) return refuse(401, 'invalid_signature');
+  if (stale) return refuse(401, 'stale_timestamp');
+  if (invalidDelivery || id === undefined) return refuse(400, 'invalid_delivery');
+  if (known.queue === WT) return refuse(409, 'conflict', true);
+  // the duplicate key is what the signature covers: the delivery id where it is signed
+  // (stripe, standard), else the body (github, hmac: a fresh unsigned id is no new delivery)
+  const byBody = known.kind === 'github' || known.kind === 'hmac';
+  const dk = byBody ? `${name} body ${sha256(body)}` : `${name} id ${id}`;
+  const original = model.deliveries.get(dk);
+  const contentType = c.contentType === undefined ? '' : trimHttp(c.contentType);
+  return {
+    ...base,
+    status: original ? 200 : 201,
+    valkey: true,
+    writes: () => !original,
+    async check(ans) {
+      const j = ans.json as Record<string, unknown>;
+      if (Object.keys(j ?? {}).sort().join(',') !== 'id,queue,verdict' || j.queue !== known.queue || j.verdict !== (original ? 'duplicate' : 'enqueued') || typeof j.id !== 'string') {
+        violation(base, ans, 'expected {"id","queue","verdict"}');
+      }
+      if (original && j.id !== original) violation(base, ans, `a redelivery answered ${String(j.id)}, not the original ${original}`);
+      const row = await admin.hgetall(`emq:{${known.queue}}:job:${String(j.id)}`);
+      if (!row.payload) violation(base, ans, 'no row for the webhook job');
+      if (original) {
+        if (!row.payload.equals(model.jobs.get(jk(known.queue, original))!)) violation(base, ans, 'a redelivery changed the job');
+        return;
+      }
+      const env = JSON.parse(row.payload.toString('utf8')) as Record<string, unknown>;
+      const want = { v: 1, source: name, kind: known.kind, event, delivery: id, contentType, signed: covered };
+      for (const [k, v] of Object.entries(want)) if (JSON.stringify(env[k]) !== JSON.stringify(v)) violation(base, ans, `the envelope's ${k} is ${JSON.stringify(env[k])}, not ${JSON.stringify(v)}`);
+      if (!Buffer.from(String(env.body), 'base64').equals(body) || Buffer.from(body).toString('base64') !== env.body) violation(base, ans, 'the envelope does not give the exact body back');
+      if (!(Math.abs(Date.parse(String(env.receivedAt)) - Date.now()) < 60_000)) violation(base, ans, `receivedAt ${String(env.receivedAt)}`);
+      await checkRow(base, ans, known.queue, j.id as string, row.payload);
+      model.addJob(known.queue, j.id as string, row.payload);
+      model.deliveries.set(dk, j.id as string);
+    },
+  };
+}
+
+// ---------------------------------------------------------------- producer: any other request
+
+interface OtherCase {
+  t: 'other';
+  method: string;
+  prefix: string;
+  segs: string[];
+  auth: AuthV;
+  body: Body | undefined;
+}
+const methodArb = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'PROPFIND', 'QUERY');
+const otherArb: fc.Arbitrary<OtherCase> = fc.record({
+  t: fc.constant('other' as const),
+  method: methodArb,
+  prefix: fc.constantFrom('', '/v1', '/v1/queues', '/v1/queues/fz-b', '/v1/queues/fz-b/jobs', '/v1/webhooks', '/healthz', '/readyz', '/v2'),
+  segs: fc.array(rawSegArb, { maxLength: 4 }),
+  auth: authArb,
+  body: fc.option(bodyArb(MAX_PAYLOAD), { nil: undefined }),
+});
+function planOther(c: OtherCase): Plan {
+  const path = `${c.prefix}/${c.segs.join('/')}`;
+  const hasBody = c.body !== undefined && c.method !== 'GET' && c.method !== 'HEAD';
+  const req: Req = { method: c.method, path, headers: headersOf([['Authorization', authHeader(c.auth)]], undefined), ...(hasBody ? { body: bytesOf(c.body!) } : {}) };
+  const base = { label: 'producer any other request', req, service: 'producer' as const };
+  if ((c.method === 'GET' || c.method === 'HEAD') && (path === '/healthz' || path === '/readyz')) return { ...base, status: 200, valkey: path === '/readyz', writes: () => false };
+  // a POST may hit a write route by chance: then it must answer like one
+  return {
+    ...base,
+    valkey: undefined,
+    writes: (ans) => (c.method === 'POST' && ans.status < 300 ? 'maybe' : false),
+    async check(ans) {
+      if (c.method !== 'POST') return;
+      const j = ans.json as { id?: string; queue?: string; results?: Array<{ id: string }> };
+      for (const id of j?.results?.map((r) => r.id) ?? (j?.id ? [j.id] : [])) {
+        if (!(await admin.hgetall(`emq:{${String(j.queue)}}:job:${id}`)).payload) violation(base, ans, `a 2xx naming ${id}, which is not there`);
+      }
+      if (j?.queue) for (const id of j.results?.map((r) => r.id) ?? (j.id ? [j.id] : [])) {
+        const row = await admin.hgetall(`emq:{${j.queue}}:job:${id}`);
+        model.addJob(j.queue, id, row.payload!);
+      }
+    },
+  };
+}
+
+export type ProducerCase = JobsCase | BatchCase | GetCase | HookCase | OtherCase;
+export function planProducer(c: ProducerCase): Plan {
+  switch (c.t) {
+    case 'jobs':
+      return planJobs(c);
+    case 'batch':
+      return planBatch(c);
+    case 'get':
+      return planGet(c);
+    case 'hook':
+      return planHook(c);
+    case 'other':
+      return planOther(c);
+  }
+}
+export const producerArb: fc.Arbitrary<ProducerCase> = fc.oneof(
+  { weight: 4, arbitrary: jobsArb },
+  { weight: 3, arbitrary: batchArb },
+  { weight: 2, arbitrary: getArb },
+  { weight: 4, arbitrary: hookArb },
+  { weight: 1, arbitrary: otherArb },
+);
+
+// ---------------------------------------------------------------- the bugs this fuzz found, replayed first on every run
+
+const ok: AuthV = { t: 'ok', who: 'all' };
+const hook = (over: Partial<HookCase>): HookCase => ({
+  t: 'hook', source: { known: 'gh' }, mutation: 'valid', secret: 0, body: { t: 'bytes', bytes: new Uint8Array([1, 2]) }, stripe: 'event', jsonJunk: 'null',
+  delivery: { t: 'fresh', value: 'regression' }, event: undefined, skew: 0, junk: '', contentType: undefined, extra: undefined, ...over,
+});
+export const PRODUCER_EXAMPLES: ProducerCase[] = [
+  // an Idempotency-Key's payload went into the REST path (it was not @enqueue-once's last
+  // argument): past 16 KiB the gateway answered 431 (a 502 here) or cut the reply (a 500);
+  // then non-UTF-8 bytes past ~2.6 KB had no REST form (400) until the payload went last
+  { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 0 }, contentType: undefined, body: { t: 'sized', size: 6392, fill: 'mixed' }, extra: undefined },
+  { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 1 }, contentType: undefined, body: { t: 'sized', size: 40_000, fill: 'ascii' }, extra: undefined },
+  { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 2 }, contentType: undefined, body: { t: 'sized', size: 2_000, fill: 'ff' }, extra: undefined },
+  { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 3 }, contentType: undefined, body: { t: 'sized', size: 40_000, fill: 'ff' }, extra: undefined },
+  // a webhook's envelope is @enqueue-once's payload too
+  hook({ body: { t: 'sized', size: 40_000, fill: 'mixed' }, delivery: { t: 'fresh', value: 'regression-big' } }),
+  hook({ source: { known: 'st' }, stripe: 'jsonJunk', jsonJunk: 'null' }),
+  hook({ source: { known: 'sw' }, stripe: 'jsonJunk', jsonJunk: 'null', delivery: { t: 'fresh', value: 'regression-sw' } }),
+];
