@@ -14,6 +14,7 @@
 //     generator is not what limits the ceiling.
 import { basename, join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { ID_ALPHABET } from '../shared/ids.js';
 import { enqueueScript } from '../shared/scripts.js';
 import { runTool } from './children.js';
 import { payloadOf } from './payload.js';
@@ -145,9 +146,14 @@ function spec(server: Server, total: number, command: (i: number) => readonly st
   return { host: e.host, port: e.port, clients: CLIENTS, pipeline: PIPELINE, total, command, preamble };
 }
 
-/** The i-th unique job: `JOB` + i in 26 digits (ids ascend, as minted ones do), queue i mod `queues`. */
+/** The i-th unique job: `JOB` + i in 11 base62 digits, a branded id (ids ascend, as minted ones do), queue i mod `queues`. */
 function uniqueJob(queues: readonly string[]) {
-  return (i: number) => evalsha(queues[i % queues.length]!, `JOB${String(i).padStart(26, '0')}`);
+  const id = (i: number) => {
+    let digits = '';
+    for (let n = i; n > 0; n = Math.floor(n / 62)) digits = ID_ALPHABET[n % 62]! + digits;
+    return `JOB${digits.padStart(11, '0')}`;
+  };
+  return (i: number) => evalsha(queues[i % queues.length]!, id(i));
 }
 
 function checkTally(t: LoadResult, problems: string[], want: 'ones' | 'zeros'): void {
