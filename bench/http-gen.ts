@@ -6,11 +6,12 @@
 //   node (fallback, or BENCH_LOAD=node): node:http in 2 worker_threads, each with its own
 //        keep-alive Agent and half the connections; its CPU is this process's.
 // Only `expectStatus` counts as ok; anything else is counted by status and the first kept.
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { runTool } from './children.js';
+import { which } from '../scripts/valkey.js';
+import { runTool } from './procs.js';
 
 export interface LoadSpec {
   url: string;
@@ -39,16 +40,11 @@ export interface LoadResult {
 
 const THREADS = 2;
 
-export function wrkPath(): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/bin', '/usr/local/bin'];
-  return dirs.map((d) => join(d, 'wrk')).find((p) => existsSync(p));
-}
-
 /** The generator to use: BENCH_LOAD=node|wrk, else wrk when installed. */
 export function pickTool(): 'wrk' | 'node' {
   const asked = process.env.BENCH_LOAD;
   if (asked === 'node' || asked === 'wrk') return asked;
-  return wrkPath() ? 'wrk' : 'node';
+  return which('wrk') ? 'wrk' : 'node';
 }
 
 // ---- wrk ------------------------------------------------------------------------------
@@ -96,7 +92,7 @@ async function wrkLoad(spec: LoadSpec, dir: string): Promise<LoadResult> {
   writeFileSync(script, wrkScript(spec));
   const seconds = Math.max(1, Math.round(spec.ms / 1000));
   const args = ['-t', String(THREADS), '-c', String(spec.connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', script, spec.url];
-  const run = await runTool('wrk', wrkPath() ?? 'wrk', args, spec.ms + 15_000);
+  const run = await runTool('wrk', which('wrk') ?? 'wrk', args, spec.ms + 15_000);
   const out = run.stdout;
   if (run.code !== 0) throw new Error(`wrk exited ${run.code}: ${run.stderr.trim() || out.trim()}`);
   const values = new Map<string, string>();

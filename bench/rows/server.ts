@@ -7,28 +7,29 @@
 //     send a fresh id. What it can send is one fixed, existing id: the duplicate path (the
 //     script finds the row and answers 0, writing nothing). Not the enqueue path, so not the
 //     ceiling; shown because it is what the standard tool measures.
-//   node RESP generator (resp-load.ts), unique ids: every command built beforehand with a
+//   node RESP generator (below), unique ids: every command built beforehand with a
 //     fresh id in both places, spread over the same queues as the glide rows. This is the
 //     ceiling the other rows are divided by. The same generator also sends valkey-benchmark's
 //     duplicate command, and the two figures are compared: close figures mean the node
 //     generator is not what limits the ceiling.
-import { basename, join } from 'node:path';
-import { existsSync } from 'node:fs';
-import { ID_ALPHABET } from '../shared/ids.js';
-import { enqueueScript } from '../shared/scripts.js';
-import { runTool } from './children.js';
-import { payloadOf } from './payload.js';
-import { cpuWindow, type CpuWindow, type Proc } from './proc-cpu.js';
-import { fmtInt } from './report.js';
-import { load, prepare, type LoadResult, type LoadSpec } from './resp-load.js';
-import type { Server } from './server.js';
+import { connect, type Socket } from 'node:net';
+import { basename } from 'node:path';
+import { which } from '../../scripts/valkey.js';
+import { ID_ALPHABET } from '../../shared/ids.js';
+import { enqueueScript } from '../../shared/scripts.js';
+import { MEASURE_MS, fillCpu, payloadOf, queuesOf, type Bench } from '../common.js';
+import { cpuWindow, runTool, type CpuWindow, type Proc } from '../procs.js';
+import { fmtInt, type Row } from '../report.js';
+import type { Server } from '../server.js';
 
 const CLIENTS = 50;
 const PIPELINE = 16;
 const PAYLOAD = JSON.stringify(payloadOf(0));
 const TOOL_TIMEOUT_MS = 90_000;
+/** Commands per second the server rows are sized for: about one measured window's worth. */
+const CEILING_RATE = 80_000;
 
-export interface ServerFigures {
+interface ServerFigures {
   opsPerSec: number;
   /** The generator's own CPU, in cores over the window. */
   loadCores: number | undefined;
@@ -39,14 +40,27 @@ export interface ServerFigures {
   problems: string[];
 }
 
-/** valkey-benchmark, else redis-benchmark, from PATH or /usr/bin. */
-export function benchmarkTool(): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/bin', '/usr/local/bin'];
-  for (const name of ['valkey-benchmark', 'redis-benchmark']) {
-    const found = dirs.map((d) => join(d, name)).find((p) => existsSync(p));
-    if (found) return found;
-  }
-  return undefined;
+/** Rows 1 and 2, on the single node. */
+export async function serverRows(bench: Bench): Promise<void> {
+  const { server, valkey } = bench;
+  const total = Math.max(20_000, Math.round((CEILING_RATE * MEASURE_MS) / 1000));
+  let toolRps: number | undefined;
+  const fill = (r: Row, f: ServerFigures, label: string) => {
+    r.opsPerSec = f.opsPerSec;
+    fillCpu(r, f.cpu, valkey, { label, cores: f.loadCores }, f.externalCores);
+    r.notes.push(...f.notes);
+    r.problems.push(...f.problems);
+  };
+  await bench.row('vb-dup', async (r) => {
+    const f = await toolDuplicate(server, total);
+    if (!f) throw new Error('no valkey-benchmark (or redis-benchmark) on PATH: install valkey-tools');
+    toolRps = f.opsPerSec;
+    fill(r, f, 'valkey-benchmark');
+  });
+  await bench.row('ceiling', async (r) => {
+    const queues = queuesOf('bench-ceiling');
+    fill(r, await generatorUnique(server, total, queues, () => bench.zcards(queues), toolRps), 'bench');
+  });
 }
 
 function connectArgs(server: Server): string[] {
@@ -67,7 +81,7 @@ async function tool(path: string, server: Server, args: string[]) {
  * Requests per second from `--csv` output: the "rps" column of the last row, counted from
  * the right, because the test name (the command line) may itself hold `","`.
  */
-export function csvRps(out: string): number {
+function csvRps(out: string): number {
   const rows = out.trim().split('\n').filter((l) => l.startsWith('"'));
   const header = rows[0]?.split('","') ?? [];
   const last = rows.at(-1)?.split('","') ?? [];
@@ -78,7 +92,7 @@ export function csvRps(out: string): number {
 }
 
 /** Whether the tool writes one number into every __rand_int__ of a command (HSET k n n). */
-export async function randIntIsConsistent(path: string, server: Server): Promise<boolean> {
+async function randIntIsConsistent(path: string, server: Server): Promise<boolean> {
   const key = 'emq:{bench-probe}:rand';
   await server.call('DEL', key);
   await tool(path, server, ['-c', '1', '-n', '8', '-r', '1000000000', 'HSET', key, '__rand_int__', '__rand_int__']);
@@ -113,8 +127,8 @@ function valkeyOf(server: Server): Proc[] {
 }
 
 /** Row: valkey-benchmark on the duplicate path. Undefined when no benchmark tool is installed. */
-export async function toolDuplicate(server: Server, total: number): Promise<ServerFigures | undefined> {
-  const path = benchmarkTool();
+async function toolDuplicate(server: Server, total: number): Promise<ServerFigures | undefined> {
+  const path = which('valkey-benchmark') ?? which('redis-benchmark');
   if (!path) return undefined;
   const notes: string[] = [];
   const problems: string[] = [];
@@ -166,7 +180,7 @@ function checkTally(t: LoadResult, problems: string[], want: 'ones' | 'zeros'): 
  * Row: the ceiling, unique ids over `queues`, from the node RESP generator; then the same
  * generator on valkey-benchmark's duplicate command, against `toolRps` when it ran.
  */
-export async function generatorUnique(
+async function generatorUnique(
   server: Server,
   total: number,
   queues: readonly string[],
@@ -208,4 +222,152 @@ export async function generatorUnique(
   }
   const loadCores = tally.cpuSeconds / tally.seconds; // the send window only, not the building
   return { opsPerSec, loadCores, externalCores: 0, cpu, notes, problems };
+}
+
+// ---- the node RESP generator: valkey-benchmark's shape (-c clients, -P pipeline, -n total),
+// for commands valkey-benchmark cannot express: every command is built ahead of time, so a
+// key and an argument can carry the same unique id. It counts replies and keeps the first error.
+
+interface LoadSpec {
+  host: string;
+  port: number;
+  clients: number;
+  pipeline: number;
+  total: number;
+  /** The i-th command's arguments. */
+  command: (i: number) => readonly string[];
+  /** Sent on each socket before the clock starts (AUTH, SELECT). */
+  preamble?: ReadonlyArray<readonly string[]>;
+}
+
+interface LoadResult {
+  seconds: number;
+  /** CPU seconds this process spent while sending (building the commands excluded). */
+  cpuSeconds: number;
+  replies: number;
+  /** Integer replies 1 (enqueued) and 0 (duplicate). */
+  ones: number;
+  zeros: number;
+  errors: number;
+  firstError?: string;
+}
+
+function encode(args: readonly string[]): string {
+  let out = `*${args.length}\r\n`;
+  for (const a of args) out += `$${Buffer.byteLength(a)}\r\n${a}\r\n`;
+  return out;
+}
+
+interface Chunk {
+  bytes: Buffer;
+  count: number;
+}
+
+/** All commands, encoded into chunks of `pipeline` commands, before any is sent. */
+function prepare(spec: LoadSpec): Chunk[] {
+  const out: Chunk[] = [];
+  for (let first = 0; first < spec.total; first += spec.pipeline) {
+    const count = Math.min(spec.pipeline, spec.total - first);
+    let text = '';
+    for (let i = first; i < first + count; i++) text += encode(spec.command(i));
+    out.push({ bytes: Buffer.from(text), count });
+  }
+  return out;
+}
+
+/** One socket's reply reader: single-line replies only (integers, simple strings, errors). */
+class Client {
+  private rest = '';
+  private want = 0;
+  private done: (() => void) | undefined;
+  private failed: ((err: Error) => void) | undefined;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly tally: LoadResult,
+  ) {
+    socket.setNoDelay(true);
+    socket.on('data', (data: Buffer) => this.read(data));
+    socket.on('error', (err) => this.failed?.(err));
+    socket.on('close', () => this.failed?.(new Error('connection closed mid-run')));
+  }
+
+  /** Writes `bytes` and resolves once `count` replies have arrived. */
+  send(bytes: Buffer | string, count: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.want = count;
+      this.done = resolve;
+      this.failed = reject;
+      this.socket.write(bytes);
+    });
+  }
+
+  private read(data: Buffer): void {
+    const text = this.rest + data.toString('latin1');
+    let from = 0;
+    for (let nl = text.indexOf('\n', from); nl >= 0; nl = text.indexOf('\n', from)) {
+      const line = text.slice(from, nl - 1);
+      from = nl + 1;
+      const t = this.tally;
+      t.replies++;
+      if (line === ':1') t.ones++;
+      else if (line === ':0') t.zeros++;
+      else if (line.startsWith('-')) {
+        t.errors++;
+        t.firstError ??= line.slice(1);
+      } else if (!line.startsWith('+')) {
+        this.failed?.(new Error(`unexpected reply ${JSON.stringify(line.slice(0, 80))}: this reader takes single-line replies only`));
+        this.socket.destroy();
+        return;
+      }
+      if (--this.want === 0) {
+        const done = this.done!;
+        this.done = this.failed = undefined;
+        done();
+      }
+    }
+    this.rest = text.slice(from);
+  }
+}
+
+function open(host: string, port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** Sends `spec.total` commands over `spec.clients` sockets, `spec.pipeline` at a time per socket. */
+async function load(spec: LoadSpec, work: readonly Chunk[] = prepare(spec)): Promise<LoadResult> {
+  const tally: LoadResult = { seconds: 0, cpuSeconds: 0, replies: 0, ones: 0, zeros: 0, errors: 0 };
+  const sockets = await Promise.all(Array.from({ length: spec.clients }, () => open(spec.host, spec.port)));
+  const clients = sockets.map((s) => new Client(s, tally));
+  try {
+    if (spec.preamble?.length) {
+      const hello = spec.preamble.map(encode).join('');
+      const before = { ...tally };
+      await Promise.all(clients.map((c) => c.send(hello, spec.preamble!.length)));
+      if (tally.errors > before.errors) throw new Error(`preamble refused: ${tally.firstError}`);
+      Object.assign(tally, { replies: 0, ones: 0, zeros: 0, errors: 0, firstError: undefined });
+      delete tally.firstError;
+    }
+    let next = 0;
+    const start = performance.now();
+    const cpu0 = process.cpuUsage();
+    await Promise.all(
+      clients.map(async (c) => {
+        for (let k = next++; k < work.length; k = next++) await c.send(work[k]!.bytes, work[k]!.count);
+      }),
+    );
+    tally.seconds = (performance.now() - start) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    tally.cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    return tally;
+  } finally {
+    for (const s of sockets) s.destroy();
+  }
 }
