@@ -112,44 +112,39 @@ function track(label: string, command: string, args: readonly string[], options:
   return { child, tracked, exited, keep };
 }
 
-/** Spawns a server (`node <args>` unless `command` is given) and waits for the URL on its first stdout line. */
-export async function spawnServing(label: string, args: string[], env: Record<string, string> = {}, command = process.execPath): Promise<Child> {
-  const { child, tracked, exited, keep } = track(label, command, args, { env, stdin: true });
+/**
+ * Starts a server: `node <args>` (or `command`), ready once it prints its URL as the first
+ * stdout line; or, given `ready` (workerd, which prints none), once `ready()` answers true.
+ * Stopped and thrown on failure to start in time.
+ */
+export async function spawnServing(label: string, args: string[], options: { env?: Record<string, string>; command?: string; cwd?: string; ready?: () => Promise<boolean> } = {}): Promise<Child> {
+  const { env, command = process.execPath, cwd, ready } = options;
+  const { child, tracked, exited, keep } = track(label, command, args, { ...(env ? { env } : {}), ...(cwd ? { cwd } : {}), stdin: !ready });
+  let out = '';
+  const url = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${label} did not start within ${STARTUP_MS} ms: ${tracked.output().trim().slice(-1000)}`)), STARTUP_MS);
+    void exited.then((code) => (clearTimeout(timer), reject(new Error(`${label} exited (${code}) before it served: ${tracked.output().trim().slice(-1000)}`))));
+    const onData = (d: Buffer) => {
+      out += d;
+      const line = /^(http:\/\/\S+)\n/.exec(out);
+      if (ready || !line) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData).on('data', keep); // keep draining: a full pipe would block it
+      resolve(line[1]!);
+    };
+    child.stdout!.on('data', ready ? keep : onData);
+    const poll = async () => {
+      if (await ready!()) return clearTimeout(timer), resolve('');
+      if (!gone(child)) setTimeout(poll, 50);
+    };
+    if (ready) void poll();
+  });
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`${label} did not print its URL within ${STARTUP_MS} ms: ${tracked.output()}`)), STARTUP_MS);
-      const onData = (d: Buffer) => {
-        out += d;
-        const line = /^(http:\/\/\S+)\n/.exec(out);
-        if (!line) return;
-        clearTimeout(timer);
-        child.stdout!.off('data', onData).on('data', keep); // keep draining: a full pipe would block it
-        resolve(line[1]!);
-      };
-      child.stdout!.on('data', onData);
-      void exited.then((code) => {
-        clearTimeout(timer);
-        reject(new Error(`${label} exited (${code}) before printing its URL: ${tracked.output()}`));
-      });
-    });
-    return { ...tracked, url };
+    return { ...tracked, url: await url };
   } catch (e) {
     await tracked.stop();
     throw e;
   }
-}
-
-/** A process with no URL to print (workerd): `ready` polls until it serves, or it failed (then stopped). */
-export async function spawnWaiting(label: string, command: string, args: string[], options: { cwd: string; ready: () => Promise<boolean> }): Promise<{ tracked: Tracked; ready: boolean }> {
-  const { child, tracked, keep } = track(label, command, args, { cwd: options.cwd });
-  child.stdout!.on('data', keep);
-  for (const deadline = Date.now() + STARTUP_MS; Date.now() < deadline && !gone(child) && child.pid !== undefined; ) {
-    if (await options.ready()) return { tracked, ready: true };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await tracked.stop();
-  return { tracked, ready: false };
 }
 
 export interface ToolRun {
@@ -215,38 +210,27 @@ function clockTicks(): number {
   return ticks;
 }
 
-/** utime + stime in seconds, and the name, from a /proc stat file; undefined when it cannot be read. */
-function statSeconds(path: string): { seconds: number; name: string } | undefined {
+/** utime + stime in seconds, from a /proc stat file (NaN when it cannot be read), and the name. */
+function statSeconds(path: string): { seconds: number; name: string } {
   try {
     const stat = readFileSync(path, 'latin1');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const seconds = (Number(fields[11]) + Number(fields[12])) / clockTicks(); // utime, stime
-    return Number.isFinite(seconds) ? { seconds, name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) } : undefined;
+    return { seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks(), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) };
   } catch {
-    return undefined;
+    return { seconds: NaN, name: '?' };
   }
 }
 
-interface CpuSample {
-  at: number;
-  total: number;
-  threads: Map<string, { seconds: number; name: string }>;
-}
-
-function sample(pid: number): CpuSample | undefined {
+/** A process's CPU seconds, and each thread's, now. */
+function sample(pid: number) {
   const at = performance.now();
-  const total = statSeconds(`/proc/${pid}/stat`);
-  if (!total) return undefined;
   const threads = new Map<string, { seconds: number; name: string }>();
   try {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const t = statSeconds(`/proc/${pid}/task/${tid}/stat`);
-      if (t) threads.set(tid, t);
-    }
+    for (const tid of readdirSync(`/proc/${pid}/task`)) threads.set(tid, statSeconds(`/proc/${pid}/task/${tid}/stat`));
   } catch {
     // no per-thread figures
   }
-  return { at, total: total.seconds, threads };
+  return { at, total: statSeconds(`/proc/${pid}/stat`).seconds, threads };
 }
 
 export interface CpuUse {
@@ -257,12 +241,11 @@ export interface CpuUse {
   topThreadName: string;
 }
 
-/** Cores used between two samples of the same process. */
-function between(a: CpuSample | undefined, b: CpuSample | undefined): CpuUse | undefined {
-  if (!a || !b) return undefined;
+/** Cores used between two samples of the same process; undefined when it could not be read. */
+function between(a: ReturnType<typeof sample>, b: ReturnType<typeof sample>): CpuUse | undefined {
+  if (!Number.isFinite(a.total) || !Number.isFinite(b.total)) return undefined;
   const secs = (b.at - a.at) / 1000;
-  let top = 0;
-  let topName = '?';
+  let [top, topName] = [0, '?'];
   for (const [tid, t] of b.threads) {
     const used = t.seconds - (a.threads.get(tid)?.seconds ?? 0);
     if (used > top) [top, topName] = [used, t.name];
@@ -270,15 +253,14 @@ function between(a: CpuSample | undefined, b: CpuSample | undefined): CpuUse | u
   return { cores: (b.total - a.total) / secs, topThread: top / secs, topThreadName: topName };
 }
 
-/** The whole machine's busy CPU in seconds since boot (not idle, not iowait), from /proc/stat; undefined off Linux. */
-function machineSample(): { at: number; busy: number } | undefined {
+/** The whole machine's busy CPU seconds since boot (not idle, not iowait), from /proc/stat; NaN off Linux. */
+function machineBusy(): number {
   try {
     const f = readFileSync('/proc/stat', 'latin1').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
     // user nice system idle iowait irq softirq steal (guest time is already in user)
-    const busy = f.slice(0, 8).reduce((s, v, i) => (i === 3 || i === 4 ? s : s + v), 0);
-    return { at: performance.now(), busy: busy / clockTicks() };
+    return f.slice(0, 8).reduce((s, v, i) => (i === 3 || i === 4 ? s : s + v), 0) / clockTicks();
   } catch {
-    return undefined;
+    return NaN;
   }
 }
 
@@ -305,16 +287,15 @@ export interface CpuWindow {
 
 /** Runs `body` with the CPU of this process, of `procs` and of the whole machine sampled around it. */
 export async function cpuWindow<T>(procs: readonly Proc[], body: () => Promise<T>): Promise<{ value: T; cpu: CpuWindow }> {
-  const m0 = machineSample();
+  const m0 = machineBusy();
   const own0 = process.cpuUsage();
   const t0 = performance.now();
   const before = procs.map((p) => sample(p.pid));
   const value = await body();
   const after = procs.map((p) => sample(p.pid));
-  const seconds = (performance.now() - t0) / 1000;
   const own = process.cpuUsage(own0);
-  const m1 = machineSample();
-  const machine = m0 && m1 ? (m1.busy - m0.busy) / ((m1.at - m0.at) / 1000) : undefined;
-  const uses = procs.map((p, i) => ({ label: p.label, use: between(before[i], after[i]) }));
-  return { value, cpu: { seconds, self: (own.user + own.system) / 1e6 / seconds, procs: uses, machine } };
+  const seconds = (performance.now() - t0) / 1000;
+  const machine = (machineBusy() - m0) / seconds;
+  const uses = procs.map((p, i) => ({ label: p.label, use: between(before[i]!, after[i]!) }));
+  return { value, cpu: { seconds, self: (own.user + own.system) / 1e6 / seconds, procs: uses, machine: Number.isFinite(machine) ? machine : undefined } };
 }

@@ -8,10 +8,9 @@ export type Group = 'server' | 'peer' | 'glide' | 'cluster' | 'rest' | 'http' | 
 
 export interface Row {
   n: number;
-  /** Its BENCH_ONLY name. */
+  /** Its BENCH_ONLY name; its name in the table; its label in the chart. */
   key: string;
   name: string;
-  /** Its label in the chart. */
   short: string;
   group: Group;
   opsPerSec?: number | undefined;
@@ -168,25 +167,9 @@ export function page(p: Page, svg: string): string {
 // ---- the chart: one bar per row with a figure, ops/s on a linear scale, coloured by what
 // the row measures, the ceiling as a dashed line. Plain SVG, no dependency.
 
-const COLOURS: Record<Group, string> = {
-  server: '#374151',
-  peer: '#d97706',
-  glide: '#2563eb',
-  cluster: '#7c3aed',
-  rest: '#0891b2',
-  http: '#059669',
-  floor: '#cbd5e1',
-};
-
-const LEGEND: Array<[Group, string]> = [
-  ['server', 'server alone'],
-  ['glide', 'glide'],
-  ['cluster', 'glide, cluster'],
-  ['rest', 'REST'],
-  ['http', 'HTTP'],
-  ['floor', 'no-op floors'],
-  ['peer', 'BullMQ'],
-];
+const COLOURS: Record<Group, string> = { server: '#374151', peer: '#d97706', glide: '#2563eb', cluster: '#7c3aed', rest: '#0891b2', http: '#059669', floor: '#cbd5e1' };
+/** The chart's legend, in this order. */
+const LEGEND: Array<[Group, string]> = [['server', 'server alone'], ['glide', 'glide'], ['cluster', 'glide, cluster'], ['rest', 'REST'], ['http', 'HTTP'], ['floor', 'no-op floors'], ['peer', 'BullMQ']];
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -199,12 +182,7 @@ function step(max: number, ticks: number): number {
 
 export function chart(rows: readonly Row[], title: string, subtitle: string, ceilingKey: string): string {
   const bars = rows.filter((r) => r.opsPerSec !== undefined && !r.failed);
-  const labelW = 280;
-  const plotW = 560;
-  const valueW = 90;
-  const barH = 18;
-  const gap = 6;
-  const top = 78;
+  const [labelW, plotW, valueW, barH, gap, top] = [280, 560, 90, 18, 6, 78];
   const width = labelW + plotW + valueW + 20;
   const height = top + bars.length * (barH + gap) + 56;
   const max = Math.max(1, ...bars.map((r) => r.opsPerSec!));

@@ -17,7 +17,7 @@ import { repoRoot } from '../../scripts/repo-root.js';
 import { freePort } from '../../scripts/valkey.js';
 import { IN_FLIGHT, MEASURE_MS, WARM_MS, fillCpu, payloadOf, type Bench } from '../common.js';
 import { pickTool, runLoad, type LoadSpec } from '../http-gen.js';
-import { cpuWindow, spawnServing, spawnWaiting, type Child, type Proc } from '../procs.js';
+import { cpuWindow, spawnServing, type Child, type Proc } from '../procs.js';
 import { fmtInt, type Row } from '../report.js';
 import { BULL_PREFIX } from './peer.js';
 import { startGateway } from './rest.js';
@@ -91,7 +91,7 @@ export async function httpRows(bench: Bench): Promise<void> {
   };
   const pending = () => server.pending(QUEUE);
   const serving = async (r: Row, cleanup: Array<() => Promise<void>>, label: string, args: string[], env: Record<string, string> = {}) => {
-    const child = await spawnServing(label, args, env);
+    const child = await spawnServing(label, args, { env });
     cleanup.push(bench.stopAtEnd(r, child));
     return child;
   };
@@ -183,11 +183,13 @@ async function startWorkerd(label: string, bundle: string, scratch: string, bind
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     writeFileSync(join(dir, 'config.capnp'), capnpConfig(port, bindings));
-    const started = await spawnWaiting(`workerd (${label})`, WORKERD, ['serve', join(dir, 'config.capnp')], { cwd: dir, ready: () => canConnect(port) });
-    if (started.ready) return { ...started.tracked, url: `http://127.0.0.1:${port}` };
-    const why = started.tracked.output();
-    if (attempt < 2 && /Address already in use|EADDRINUSE/i.test(why)) continue;
-    throw new Error(`workerd (${label}) did not start: ${why.trim().slice(-1000)}`);
+    try {
+      const wd = await spawnServing(`workerd (${label})`, ['serve', join(dir, 'config.capnp')], { command: WORKERD, cwd: dir, ready: () => canConnect(port) });
+      return { ...wd, url: `http://127.0.0.1:${port}` };
+    } catch (err) {
+      if (attempt < 2 && /Address already in use|EADDRINUSE/i.test((err as Error).message)) continue;
+      throw err;
+    }
   }
 }
 
