@@ -1,16 +1,18 @@
-// The HTTP load generator of the bench's HTTP rows: one fixed POST (same path, headers and body
-// every time), `connections` keep-alive connections in a closed loop for `ms`.
+// The HTTP load generator of the HTTP rows: one fixed POST (same path, headers and body every
+// time), `connections` keep-alive connections in a closed loop for `ms`.
 //   wrk  (preferred, when on PATH): C, 2 threads; a Lua script counts the answers by status
 //        and prints the latency percentiles; its CPU is read from the reaping shell's
 //        cutime/cstime, so it is exact.
 //   node (fallback, or BENCH_LOAD=node): node:http in 2 worker_threads, each with its own
 //        keep-alive Agent and half the connections; its CPU is this process's.
 // Only `expectStatus` counts as ok; anything else is counted by status and the first kept.
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { runTool } from './children.js';
+import { which } from '../scripts/valkey.js';
+import { quantile } from './common.js';
+import { runTool } from './procs.js';
 
 export interface LoadSpec {
   url: string;
@@ -22,7 +24,6 @@ export interface LoadSpec {
 }
 
 export interface LoadResult {
-  tool: string;
   seconds: number;
   /** Answers received (any status). */
   requests: number;
@@ -30,7 +31,7 @@ export interface LoadResult {
   ok: number;
   /** "status 500 x3", "timeout x1"... */
   errors: string[];
-  firstError?: string;
+  firstError?: string | undefined;
   p50Ms: number | undefined;
   p99Ms: number | undefined;
   /** Cores the generator used over `seconds` (all its threads); undefined when unknown. */
@@ -39,16 +40,15 @@ export interface LoadResult {
 
 const THREADS = 2;
 
-export function wrkPath(): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/bin', '/usr/local/bin'];
-  return dirs.map((d) => join(d, 'wrk')).find((p) => existsSync(p));
-}
-
 /** The generator to use: BENCH_LOAD=node|wrk, else wrk when installed. */
 export function pickTool(): 'wrk' | 'node' {
   const asked = process.env.BENCH_LOAD;
-  if (asked === 'node' || asked === 'wrk') return asked;
-  return wrkPath() ? 'wrk' : 'node';
+  return asked === 'node' || asked === 'wrk' ? asked : which('wrk') ? 'wrk' : 'node';
+}
+
+/** Runs the generator `tool`; `dir` is a scratch directory (wrk's Lua script). */
+export function runLoad(tool: 'wrk' | 'node', spec: LoadSpec, dir: string): Promise<LoadResult> {
+  return tool === 'wrk' ? wrkLoad(spec, dir) : nodeLoad(spec);
 }
 
 // ---- wrk ------------------------------------------------------------------------------
@@ -90,20 +90,15 @@ end
 `;
 }
 
-
 async function wrkLoad(spec: LoadSpec, dir: string): Promise<LoadResult> {
   const script = join(dir, `load-${process.pid}.lua`);
   writeFileSync(script, wrkScript(spec));
   const seconds = Math.max(1, Math.round(spec.ms / 1000));
   const args = ['-t', String(THREADS), '-c', String(spec.connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', script, spec.url];
-  const run = await runTool('wrk', wrkPath() ?? 'wrk', args, spec.ms + 15_000);
-  const out = run.stdout;
-  if (run.code !== 0) throw new Error(`wrk exited ${run.code}: ${run.stderr.trim() || out.trim()}`);
+  const run = await runTool('wrk', which('wrk') ?? 'wrk', args, spec.ms + 15_000);
+  if (run.code !== 0) throw new Error(`wrk exited ${run.code}: ${run.stderr.trim() || run.stdout.trim()}`);
   const values = new Map<string, string>();
-  for (const line of out.split('\n')) {
-    const m = /^BENCH (\S+) ?(.*)$/.exec(line);
-    if (m) values.set(m[1]!, m[2]!);
-  }
+  for (const m of run.stdout.matchAll(/^BENCH (\S+) ?(.*)$/gm)) values.set(m[1]!, m[2]!);
   const num = (k: string) => Number(values.get(k) ?? NaN);
   const secs = num('duration_us') / 1e6;
   const errors: string[] = [];
@@ -111,14 +106,12 @@ async function wrkLoad(spec: LoadSpec, dir: string): Promise<LoadResult> {
     if (k.startsWith('status_')) errors.push(`status ${k.slice(7)} x${v}`);
     if (k.startsWith('err_') && Number(v) > 0) errors.push(`${k.slice(4)} x${v}`);
   }
-  const first = values.get('first')?.trim();
   return {
-    tool: `wrk -t${THREADS} -c${spec.connections}`,
     seconds: secs,
     requests: num('requests'),
     ok: num('ok'),
     errors,
-    ...(first ? { firstError: first } : {}),
+    firstError: values.get('first')?.trim() || undefined,
     p50Ms: num('p50_us') / 1000,
     p99Ms: num('p99_us') / 1000,
     cores: run.cpuSeconds !== undefined ? run.cpuSeconds / secs : undefined,
@@ -151,43 +144,32 @@ async function threadMain(spec: LoadSpec): Promise<void> {
   const once = () =>
     new Promise<void>((resolve) => {
       const t = performance.now();
-      const req = request(
-        { agent, host: target.hostname, port: Number(target.port), method: 'POST', path: target.pathname, headers },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (text += d));
-          res.on('end', () => {
-            tally.requests++;
-            if (n === lat.length) {
-              const bigger = new Float64Array(lat.length * 2);
-              bigger.set(lat);
-              lat = bigger;
-            }
-            lat[n++] = performance.now() - t;
-            if (res.statusCode === spec.expectStatus) tally.ok++;
-            else note(`status ${res.statusCode}`, `${res.statusCode} ${text.slice(0, 200)}`);
-            resolve();
-          });
-          res.on('error', (e) => {
-            note('read', e.message);
-            resolve();
-          });
-        },
-      );
-      req.on('error', (e) => {
-        note('connect', e.message);
-        resolve();
+      const req = request({ agent, host: target.hostname, port: Number(target.port), method: 'POST', path: target.pathname, headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          tally.requests++;
+          if (n === lat.length) {
+            const bigger = new Float64Array(lat.length * 2);
+            bigger.set(lat);
+            lat = bigger;
+          }
+          lat[n++] = performance.now() - t;
+          if (res.statusCode === spec.expectStatus) tally.ok++;
+          else note(`status ${res.statusCode}`, `${res.statusCode} ${text.slice(0, 200)}`);
+          resolve();
+        });
+        res.on('error', (e) => (note('read', e.message), resolve()));
       });
+      req.on('error', (e) => (note('connect', e.message), resolve()));
       req.end(body);
     });
   await new Promise<void>((resolve) => parentPort!.once('message', () => resolve()));
   const end = performance.now() + spec.ms;
-  await Promise.all(
-    Array.from({ length: spec.connections }, async () => {
-      while (performance.now() < end) await once();
-    }),
-  );
+  await Promise.all(Array.from({ length: spec.connections }, async () => {
+    while (performance.now() < end) await once();
+  }));
   agent.destroy();
   const latencies = lat.slice(0, n);
   parentPort!.postMessage({ ...tally, latencies } satisfies ThreadTally, [latencies.buffer]);
@@ -196,51 +178,32 @@ async function threadMain(spec: LoadSpec): Promise<void> {
 async function nodeLoad(spec: LoadSpec): Promise<LoadResult> {
   const per = Array.from({ length: THREADS }, (_, i) => Math.floor(spec.connections / THREADS) + (i < spec.connections % THREADS ? 1 : 0));
   const workers = per.map((connections) => new Worker(new URL(import.meta.url), { workerData: { httpGen: { ...spec, connections } } }));
+  const next = <T>(w: Worker, event: 'online' | 'message') => new Promise<T>((resolve, reject) => (w.once(event, resolve), w.once('error', reject)));
   try {
-    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
-      w.once('online', () => resolve());
-      w.once('error', reject);
-    })));
+    await Promise.all(workers.map((w) => next(w, 'online')));
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const tallies = workers.map((w) => new Promise<ThreadTally>((resolve, reject) => {
-      w.once('message', resolve);
-      w.once('error', reject);
-    }));
+    const tallies = workers.map((w) => next<ThreadTally>(w, 'message'));
     for (const w of workers) w.postMessage('go');
     const all = await Promise.all(tallies);
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
-    const lat = new Float64Array(all.reduce((s, t) => s + t.latencies.length, 0));
-    let at = 0;
-    for (const t of all) {
-      lat.set(t.latencies, at);
-      at += t.latencies.length;
-    }
-    lat.sort();
-    const q = (p: number) => (lat.length ? lat[Math.min(lat.length - 1, Math.max(0, Math.ceil(p * lat.length) - 1))] : undefined);
+    const lat = all.flatMap((t) => [...t.latencies]).sort((a, b) => a - b);
     const statuses: Record<string, number> = {};
     for (const t of all) for (const [k, v] of Object.entries(t.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
-    const firstError = all.find((t) => t.firstError)?.firstError;
     return {
-      tool: `node:http, ${THREADS} worker_threads, ${spec.connections} keep-alive connections`,
       seconds,
       requests: all.reduce((s, t) => s + t.requests, 0),
       ok: all.reduce((s, t) => s + t.ok, 0),
       errors: Object.entries(statuses).map(([k, v]) => `${k} x${v}`),
-      ...(firstError ? { firstError } : {}),
-      p50Ms: q(0.5),
-      p99Ms: q(0.99),
+      firstError: all.find((t) => t.firstError)?.firstError,
+      p50Ms: quantile(lat, 0.5),
+      p99Ms: quantile(lat, 0.99),
       cores: (cpu.user + cpu.system) / 1e6 / seconds,
     };
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
   }
-}
-
-/** Runs the generator `tool`; `dir` is a scratch directory (wrk's Lua script). */
-export function runLoad(tool: 'wrk' | 'node', spec: LoadSpec, dir: string): Promise<LoadResult> {
-  return tool === 'wrk' ? wrkLoad(spec, dir) : nodeLoad(spec);
 }
 
 if (!isMainThread && (workerData as { httpGen?: LoadSpec } | undefined)?.httpGen) {

@@ -1,17 +1,16 @@
-// The server under test: a private one started here, or VALKEY_URL's; and the admin
-// commands the bench needs around the phases (flush, script load, counts, errors). Also the
-// private Valkey Cluster of the cluster rows (scripts/cluster.ts).
+// The server under test: a private one started here (scripts/valkey.ts), or VALKEY_URL's; and
+// the admin commands the bench needs around the rows (flush, script load, counts, errors).
 import { readFileSync } from 'node:fs';
 import { Decoder, GlideClient } from '@valkey/valkey-glide';
-import { startCluster } from '../scripts/cluster.js';
 import { startServer } from '../scripts/valkey.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { parseValkeyUrl, redactUrl, type ValkeyEndpoint } from '../shared/connections/valkey-url.js';
+import { pendingKey } from '../shared/index.js';
 import { enqueueScript } from '../shared/scripts.js';
-import { killOnExit } from './children.js';
+import { adopt } from './procs.js';
 
-/** Key patterns every phase writes under, so a shared server can be cleaned after. */
-export const OUR_KEYS = ['emq:{bench*', 'bench-bull:*'];
+/** Key patterns every row writes under, so a shared server can be cleaned after. */
+const OUR_KEYS = ['emq:{bench*', 'bench-bull:*'];
 
 export class Server {
   private constructor(
@@ -32,7 +31,7 @@ export class Server {
     const endpoint = parseValkeyUrl(url);
     if (endpoint.cluster) throw new Error(`${redactUrl(url)}: the bench needs a standalone server, not a cluster`);
     if (endpoint.tls) throw new Error(`${redactUrl(url)}: the bench's load generators speak plain TCP only`);
-    const forget = started ? killOnExit(started.pid) : undefined;
+    const stop = started ? adopt('valkey', started.pid, () => started.stop(), true) : async () => undefined;
     try {
       const admin = await connectGlide(url);
       let pid = started?.pid;
@@ -41,13 +40,9 @@ export class Server {
         const found = info.ok ? Number(/process_id:(\d+)/.exec(new TextDecoder().decode(info.value as Uint8Array))?.[1]) : NaN;
         if (found > 0 && /valkey|redis/.test(commOf(found) ?? '')) pid = found;
       }
-      return new Server(url, endpoint, started !== undefined, pid, admin, async () => {
-        await started?.stop();
-        forget?.();
-      });
+      return new Server(url, endpoint, started !== undefined, pid, admin, stop);
     } catch (err) {
-      await started?.stop();
-      forget?.();
+      await stop();
       throw err;
     }
   }
@@ -87,7 +82,12 @@ export class Server {
     return out;
   }
 
-  /** A clean slate between phases: FLUSHALL on our own server, else our keys only. */
+  /** Jobs in the pending set of `queue`. */
+  async pending(queue: string): Promise<number> {
+    return Number(await this.call('ZCARD', pendingKey(queue)));
+  }
+
+  /** A clean slate between rows: FLUSHALL on our own server, else our keys only. */
   async reset(): Promise<void> {
     if (this.owned) {
       await this.call('FLUSHALL');
@@ -130,41 +130,5 @@ function commOf(pid: number): string | undefined {
     return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
   } catch {
     return undefined;
-  }
-}
-
-/** A private Valkey Cluster: `primaries` primaries, no replicas (replication would only take CPU from the primaries). */
-export interface BenchCluster {
-  url: string;
-  nodes: Array<{ port: number; pid: number }>;
-  /** Glide's cluster client, for counts. */
-  connection: GlideConnection;
-  close(): Promise<void>;
-}
-
-export async function openCluster(primaries: number): Promise<BenchCluster> {
-  const cluster = await startCluster({ primaries, replicas: 0 });
-  const forget = cluster.nodes.map((n) => killOnExit(n.pid));
-  const stop = async () => {
-    await cluster.stop();
-    for (const f of forget) f();
-  };
-  try {
-    const connection = await connectGlide(cluster.url);
-    return {
-      url: cluster.url,
-      nodes: cluster.nodes.map((n) => ({ port: n.port, pid: n.pid })),
-      connection,
-      close: async () => {
-        try {
-          await connection.close();
-        } finally {
-          await stop();
-        }
-      },
-    };
-  } catch (err) {
-    await stop();
-    throw err;
   }
 }

@@ -33,7 +33,7 @@ function log(message: string): void {
   process.stderr.write(`[valkey] ${message}\n`);
 }
 
-function which(name: string): string | undefined {
+export function which(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), ...SEARCH_DIRS];
   return dirs.map((d) => join(d, name)).find((p) => existsSync(p));
 }
@@ -217,7 +217,7 @@ function aptTarget(pkg: string): string {
   return version ? `=${version}` : '';
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();

@@ -1,0 +1,94 @@
+// The bench's Node servers, one per process: `node dist/bench/servers.js <kind>`.
+//   noop    the no-op floor of Hono on Node: the very app of the no-op Worker
+//           (workers/noop-worker.ts) on @hono/node-server, the stack `emq producer` and the
+//           Hono + BullMQ peer run on
+//   tiny    the upstream of the one-fetch Worker: plain node:http (no framework), every
+//           request's body read and answered 200 {"result":1}, keep-alive
+//   bullmq  the HTTP peer: Hono on @hono/node-server with BullMQ's Queue.add per request
+//           (ioredis underneath), on the producer's route shape, written the way a Hono +
+//           BullMQ app usually is: c.req.json(), queue.add('job', data).
+//             POST /v1/queues/:queue/jobs  Authorization: Bearer <BENCH_TOKEN>, JSON body
+//             → 201 {id, queue, verdict}     Env: VALKEY_URL, BENCH_TOKEN.
+// Each listens on a free loopback port, prints its URL as the first stdout line, and stops
+// (idle keep-alive connections closed, then its cleanup) on SIGTERM/SIGINT or when stdin
+// closes (the bench is gone); past 3 s it exits anyway.
+import { serve } from '@hono/node-server';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+async function serveUntilTold(server: Server, cleanup: () => Promise<unknown> = async () => undefined): Promise<void> {
+  if (!server.listening) {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+  }
+  process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(1), 3_000).unref();
+    server.close(() => void cleanup().finally(() => process.exit(0)));
+    server.closeIdleConnections();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  process.stdin.on('end', stop).on('error', stop).resume();
+}
+
+/** serveUntilTold for a fetch handler (a Hono app) on @hono/node-server. */
+async function serveFetch(fetch: (request: Request) => Response | Promise<Response>, cleanup?: () => Promise<unknown>): Promise<void> {
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server));
+    s.once('error', reject);
+  });
+  await serveUntilTold(server, cleanup);
+}
+
+const kind = process.argv[2];
+if (kind === 'noop') {
+  const { default: app } = await import('./workers/noop-worker.js');
+  await serveFetch(app.fetch);
+} else if (kind === 'tiny') {
+  const reply = Buffer.from('{"result":1}');
+  const server = createServer((req, res) => {
+    req.on('data', () => {});
+    req.on('end', () => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': reply.length });
+      res.end(reply);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await serveUntilTold(server);
+} else if (kind === 'bullmq') {
+  const [{ Queue }, { Hono }, { parseValkeyUrl }, { BULL_PREFIX, bullConnection }] = await Promise.all([
+    import('bullmq'),
+    import('hono'),
+    import('../shared/connections/valkey-url.js'),
+    import('./rows/peer.js'),
+  ]);
+  const url = process.env.VALKEY_URL;
+  const token = process.env.BENCH_TOKEN;
+  if (!url || !token) throw new Error('set VALKEY_URL and BENCH_TOKEN');
+  const connection = bullConnection(parseValkeyUrl(url));
+  const queues = new Map<string, InstanceType<typeof Queue>>();
+  const queueOf = (name: string) => {
+    let q = queues.get(name);
+    if (!q) queues.set(name, (q = new Queue(name, { connection, prefix: BULL_PREFIX })));
+    return q;
+  };
+  await queueOf('bench').waitUntilReady();
+  const expected = `Bearer ${token}`;
+  const app = new Hono();
+  app.post('/v1/queues/:queue/jobs', async (c) => {
+    if (c.req.header('Authorization') !== expected) return c.json({ error: 'unauthorized' }, 401);
+    const queue = c.req.param('queue');
+    const data: unknown = await c.req.json();
+    const job = await queueOf(queue).add('job', data);
+    return c.json({ id: job.id, queue, verdict: 'enqueued' }, 201);
+  });
+  await serveFetch(app.fetch, () => Promise.allSettled([...queues.values()].map((q) => q.close())));
+} else {
+  throw new Error(`usage: servers.js noop|tiny|bullmq (got ${kind})`);
+}
