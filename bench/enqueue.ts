@@ -33,6 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
+import { command } from '../functions/gateway/glide-commands.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { connectRest } from '../shared/connections/rest.js';
 import type { Connection } from '../shared/connection.js';
@@ -394,7 +395,7 @@ async function main(): Promise<number> {
           count: async (queues) => {
             let sum = 0;
             for (const q of queues) {
-              const o = await c.connection.command(['ZCARD', pendingKey(q)]);
+              const o = await command(c.connection.wire, ['ZCARD', pendingKey(q)]);
               if (!o.ok) throw new Error(o.error);
               sum += Number(o.value);
             }
