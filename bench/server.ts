@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Decoder, GlideClient } from '@valkey/valkey-glide';
 import { startServer } from '../scripts/valkey.js';
+import { command } from '../functions/gateway/glide-commands.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { parseValkeyUrl, redactUrl, type ValkeyEndpoint } from '../shared/connections/valkey-url.js';
 import { pendingKey } from '../shared/index.js';
@@ -36,7 +37,7 @@ export class Server {
       const admin = await connectGlide(url);
       let pid = started?.pid;
       if (pid === undefined && ['127.0.0.1', 'localhost', '::1'].includes(endpoint.host)) {
-        const info = await admin.command(['INFO', 'server']);
+        const info = await command(admin.wire, ['INFO', 'server']);
         const found = info.ok ? Number(/process_id:(\d+)/.exec(new TextDecoder().decode(info.value as Uint8Array))?.[1]) : NaN;
         if (found > 0 && /valkey|redis/.test(commOf(found) ?? '')) pid = found;
       }

@@ -5,6 +5,7 @@
 // id (a node-id collision): the job is sent again under a fresh id, so it is never lost.
 import { NODE_MAX, createMinter, drawNode, parseNodePool, remint, type Minter } from '../shared/ids.js';
 import { toBase64 } from '../shared/base64.js';
+import { backoff, mayRetry } from '../shared/retry.js';
 
 export type Verdict = 'enqueued' | 'duplicate';
 export type Payload = Uint8Array | string;
@@ -68,7 +69,6 @@ export class ProducerError extends Error {
 const RETRYABLE = new Set([502, 503, 504]);
 // ignoreBOM: true keeps a leading BOM as text; the default would drop those three bytes
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
 /** A batch item carrying the payload exactly: text when it is UTF-8, base64 otherwise. */
@@ -106,25 +106,25 @@ export function createProducer({
   const mint: Minter = createMinter({ node: nodeIdOf(nodeId) });
   const base = url.replace(/\/+$/, '');
   const queuePath = (queue: string) => `${base}/v1/queues/${encodeURIComponent(queue)}`;
+  const retry = { retries, baseMs: backoffMs, maxRetryAfterMs: 5_000 };
 
   /** The answer, and whether it came from the first try (then a `duplicate` of a fresh id is a collision). */
   async function send(target: string, init: RequestInit): Promise<{ status: number; body: unknown; first: boolean }> {
     for (let attempt = 0; ; attempt++) {
-      const last = attempt >= retries;
+      const last = !mayRetry(retry, attempt);
       let res: Response;
       try {
         res = await fetchImpl(target, { ...init, headers: { ...(init.headers as object), Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(timeoutMs) });
       } catch (err) {
         if (last) throw new ProducerError(0, 'unreachable', `${base}: ${(err as Error).message}`);
-        await sleep(backoffMs * 2 ** attempt * (0.5 + Math.random()));
+        await backoff(retry, attempt);
         continue;
       }
       // a wire mismatch (the fence) lasts until an operator acts: not worth retrying
       const mismatch = res.status === 503 && (await peekCode(res)) === 'wire_mismatch';
       if (RETRYABLE.has(res.status) && !last && !mismatch) {
         await res.body?.cancel();
-        const asked = Number(res.headers.get('Retry-After')) * 1000;
-        await sleep(Number.isFinite(asked) && asked > 0 ? Math.min(asked, 5_000) : backoffMs * 2 ** attempt);
+        await backoff(retry, attempt, res.headers.get('Retry-After'));
         continue;
       }
       const text = await res.text();

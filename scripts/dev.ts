@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { connectGlide } from '../shared/connections/glide.js';
 import { redactUrl } from '../shared/connections/valkey-url.js';
 import { enqueueScript } from '../shared/scripts.js';
+import { command } from '../functions/gateway/glide-commands.js';
 import { startGateway, type RunningGateway } from '../functions/gateway/server.js';
 import { startServer, type RunningServer } from './valkey.js';
 import { offlineEnv } from './offline-env.js';
@@ -126,7 +127,7 @@ try {
   });
   // so raw EVALSHA examples work at once (producers fall back to EVAL by themselves)
   const loader = await connectGlide(valkeyUrl);
-  await loader.command(['SCRIPT', 'LOAD', enqueueScript.text]);
+  await command(loader.wire, ['SCRIPT', 'LOAD', enqueueScript.text]);
   await loader.close();
   const url = await startWorker(gateway.url);
   log(

@@ -1,7 +1,10 @@
-// How every script is sent: EVALSHA of its SHA-1; only after NOSCRIPT, the same call as
-// EVAL (which caches the script again). Never a separate SCRIPT LOAD.
+// How every script is sent, alone or in a pipeline: EVALSHA of its SHA-1; only after NOSCRIPT,
+// the same call as EVAL (which caches the script again). Never a separate SCRIPT LOAD. Calls a
+// cluster answers as transient (a slot on the move, a failover) are sent again, bounded, with
+// backoff. This file is the one place that says so: a single call is a pipeline of one.
 import type { Arg, Connection, Outcome, ScriptCommand } from './connection.js';
 import { errorPrefix } from './errors.js';
+import { backoff, mayRetry, type RetryPolicy } from './retry.js';
 import type { Script } from './scripts.js';
 
 export function evalsha(script: Script, keys: readonly string[], args: readonly Arg[]): ScriptCommand {
@@ -23,26 +26,70 @@ export function isNoScript(outcome: Outcome): boolean {
 // (ASK and MOVED too: glide follows them for single commands, but an ASK inside a batch
 // came back as a reply during a live migration: seen here)
 const TRANSIENT = new Set(['TRYAGAIN', 'CLUSTERDOWN', 'MASTERDOWN', 'LOADING', 'ASK', 'MOVED']);
-export const TRANSIENT_RETRIES = 14;
 
 export function isTransient(outcome: Outcome): boolean {
   return !outcome.ok && TRANSIENT.has(errorPrefix(outcome.error));
 }
 
-/** 10 ms doubling, jittered, at most 500 ms a wait: 2.3 to 4.6 s over all the retries. */
-export const transientDelay = (attempt: number) =>
-  new Promise((r) => setTimeout(r, Math.min(500, 10 * 2 ** attempt) * (0.5 + Math.random() / 2)));
+/** 14 retries, 10 ms doubling, at most 500 ms a wait, jittered down to half: 2.3 to 4.6 s over all the retries. */
+export const TRANSIENT_RETRY: RetryPolicy = { retries: 14, baseMs: 10, capMs: 500, jitter: [0.5, 1] };
+
+export interface DispatchOptions {
+  /** 'run': each call with Connection.run (a single call); 'pipeline' (default): each round as one pipeline. */
+  via?: 'run' | 'pipeline';
+}
 
 /**
- * One script call: one round trip in steady state, two right after a script flush; during
- * a slot migration (TRYAGAIN) or a failover, the same call again, bounded, with backoff.
+ * Sends one script's calls and answers an outcome per call, in order: one round trip in steady
+ * state; right after a script flush, the NOSCRIPT ones again, one as EVAL (which loads the
+ * script for the EVALSHAs after it); during a slot migration or a failover, the transient
+ * ones again as EVAL (the node now serving the slot may lack the script), at most
+ * TRANSIENT_RETRY.retries times, with its backoff.
  */
-export async function runScript(connection: Connection, script: Script, keys: readonly string[], args: readonly Arg[]): Promise<Outcome> {
-  const command = evalsha(script, keys, args);
-  for (let attempt = 0; ; attempt++) {
-    let outcome = await connection.run(command);
-    if (isNoScript(outcome)) outcome = await connection.run(asEval(script, command));
-    if (!isTransient(outcome) || attempt >= TRANSIENT_RETRIES) return outcome;
-    await transientDelay(attempt);
+export async function dispatch(
+  connection: Connection,
+  script: Script,
+  commands: readonly ScriptCommand[],
+  { via = 'pipeline' }: DispatchOptions = {},
+): Promise<Outcome[]> {
+  const send = (calls: readonly ScriptCommand[]) =>
+    via === 'run' ? Promise.all(calls.map((c) => connection.run(c))) : connection.pipeline(calls);
+  const outcomes = await send(commands);
+
+  const flushed = indexes(outcomes, isNoScript);
+  if (flushed.length > 0) {
+    // One EVAL loads the script; the EVALSHAs after it in the same pipeline find it.
+    const [first, ...rest] = flushed as [number, ...number[]];
+    const retry = [asEval(script, commands[first]!), ...rest.map((i) => commands[i]!)];
+    const again = await send(retry);
+    // Only a second flush racing this one lands here: send the text with each.
+    const still = indexes(again, isNoScript);
+    if (still.length > 0) {
+      const texts = await send(still.map((k) => asEval(script, retry[k]!)));
+      still.forEach((k, j) => (again[k] = texts[j]!));
+    }
+    flushed.forEach((i, k) => (outcomes[i] = again[k]!));
   }
+
+  // a slot migration or failover answers some calls TRYAGAIN/CLUSTERDOWN: the same calls again
+  for (let attempt = 0; ; attempt++) {
+    const again = indexes(outcomes, isTransient);
+    if (again.length === 0 || !mayRetry(TRANSIENT_RETRY, attempt)) break;
+    await backoff(TRANSIENT_RETRY, attempt);
+    const retried = await send(again.map((i) => asEval(script, commands[i]!)));
+    again.forEach((i, k) => (outcomes[i] = retried[k]!));
+  }
+  return outcomes;
+}
+
+function indexes(outcomes: readonly Outcome[], which: (o: Outcome) => boolean): number[] {
+  const out: number[] = [];
+  outcomes.forEach((o, i) => which(o) && out.push(i));
+  return out;
+}
+
+/** One script call: dispatch() of one, sent with Connection.run. */
+export async function runScript(connection: Connection, script: Script, keys: readonly string[], args: readonly Arg[]): Promise<Outcome> {
+  const [outcome] = await dispatch(connection, script, [evalsha(script, keys, args)], { via: 'run' });
+  return outcome!;
 }

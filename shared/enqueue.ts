@@ -1,6 +1,6 @@
 // enqueue / enqueueMany: EVALSHA first, EVAL only after NOSCRIPT, replies to verdicts.
 import type { Connection, Outcome, ScriptCommand } from './connection.js';
-import { TRANSIENT_RETRIES, asEval, evalsha, isNoScript, isTransient, runScript, transientDelay } from './dispatch.js';
+import { dispatch, evalsha, runScript } from './dispatch.js';
 import { EmqError, InvalidPayloadError, ProtocolError, ServerError, fromReply } from './errors.js';
 import { mintId, remint } from './ids.js';
 import { enqueueKeys } from './keyspace.js';
@@ -163,7 +163,7 @@ export async function sendMinted(
   collided: (outcome: Outcome) => boolean,
   mint: () => string,
 ): Promise<Outcome[]> {
-  const outcomes = await sendAll(connection, script, ids.map((_, i) => commandOf(i)));
+  const outcomes = await dispatch(connection, script, ids.map((_, i) => commandOf(i)));
   // collisions: minted ids another minter had taken get fresh ids, sent again
   for (let tries = 1; ; tries++) {
     const again = outcomes.map((o, i) => (minted[i] && collided(o) ? i : -1)).filter((i) => i >= 0);
@@ -173,37 +173,8 @@ export async function sendMinted(
       break;
     }
     for (const i of again) ids[i] = remint(mint);
-    const resent = await sendAll(connection, script, again.map(commandOf));
+    const resent = await dispatch(connection, script, again.map(commandOf));
     again.forEach((i, k) => (outcomes[i] = resent[k]!));
-  }
-  return outcomes;
-}
-
-/** One pipeline of one script's calls, with the NOSCRIPT and TRYAGAIN rounds; an outcome per command. */
-export async function sendAll(connection: Connection, script: Script, commands: ScriptCommand[]): Promise<Outcome[]> {
-  const outcomes = await connection.pipeline(commands);
-  const flushed = commands.map((_, i) => i).filter((i) => isNoScript(outcomes[i]!));
-  if (flushed.length > 0) {
-    // One EVAL loads the script; the EVALSHAs after it in the same pipeline find it.
-    const [first, ...rest] = flushed as [number, ...number[]];
-    const retry = [asEval(script, commands[first]!), ...rest.map((i) => commands[i]!)];
-    let again = await connection.pipeline(retry);
-    // Only a second flush racing this one lands here: send the text with each.
-    const still = again.map((o, k) => (isNoScript(o) ? k : -1)).filter((k) => k >= 0);
-    if (still.length > 0) {
-      const texts = await connection.pipeline(still.map((k) => asEval(script, retry[k]!)));
-      again = again.map((o, k) => (still.includes(k) ? texts[still.indexOf(k)]! : o));
-    }
-    flushed.forEach((i, k) => (outcomes[i] = again[k]!));
-  }
-
-  // a slot migration or failover answers some jobs TRYAGAIN/CLUSTERDOWN: the same calls again
-  for (let attempt = 0; attempt < TRANSIENT_RETRIES; attempt++) {
-    const again = commands.map((_, i) => i).filter((i) => isTransient(outcomes[i]!));
-    if (again.length === 0) break;
-    await transientDelay(attempt);
-    const retried = await connection.pipeline(again.map((i) => asEval(script, commands[i]!)));
-    again.forEach((i, k) => (outcomes[i] = retried[k]!));
   }
   return outcomes;
 }

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type RunningCluster } from '../scripts/cluster.js';
 import type { Connection } from '../shared/connection.js';
+import { command } from '../functions/gateway/glide-commands.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { connectRest } from '../shared/connections/rest.js';
 import { createMinter, enqueue, enqueueMany, enqueueNew, mintId, type Job } from '../shared/index.js';
@@ -32,7 +33,7 @@ describe('Valkey Cluster (3 primaries, 3 replicas)', () => {
   });
 
   const get = async (...args: string[]) => {
-    const outcome = await admin.command(args);
+    const outcome = await command(admin.wire, args);
     if (!outcome.ok) throw new Error(outcome.error);
     return outcome.value;
   };
@@ -123,7 +124,7 @@ describe('a live slot migration under load', () => {
   async function node(port: number) {
     const c = await connectGlide(`redis://127.0.0.1:${port}`);
     const call = async (...args: string[]) => {
-      const o = await c.command(args);
+      const o = await command(c.wire, args);
       if (!o.ok) throw new Error(`${port} ${args[0]}: ${o.error}`);
       return o.value;
     };
@@ -211,7 +212,7 @@ describe('a primary killed, its replica promoted', () => {
   let runs = 0;
   async function killUnderLoad(url: string, label: string) {
     const probe = await connectGlide(cluster.url);
-    const nodesOut = await probe.command(['CLUSTER', 'NODES']);
+    const nodesOut = await command(probe.wire, ['CLUSTER', 'NODES']);
     const lines = (nodesOut.ok ? new TextDecoder().decode(nodesOut.value as Uint8Array) : '').split('\n').map((l) => l.split(' '));
     // "<id> <ip:port@bus> <flags> <primary id> … <link> <slot ranges>": a live primary with a live replica
     const victim = lines.find(

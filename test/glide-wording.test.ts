@@ -22,12 +22,12 @@ it.each([
   'EXECABORT nope',
   'LOADING later',
 ])('an error reply %j comes back as the server said it', async (text) => {
-  const outcome = await conn.command(['EVAL', `return redis.error_reply('${text}')`, '0']);
+  const outcome = await conn.run({ op: 'eval', script: `return redis.error_reply('${text}')`, keys: [], args: [] });
   expect(outcome).toEqual({ ok: false, error: text });
 });
 
 it('a real NOSCRIPT', async () => {
-  const outcome = await conn.command(['EVALSHA', 'f'.repeat(40), '0']);
+  const outcome = await conn.run({ op: 'evalsha', sha1: 'f'.repeat(40), keys: [], args: [] });
   expect(outcome.ok === false && outcome.error).toMatch(/^NOSCRIPT No matching script/);
 });
 

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type RunningCluster } from '../scripts/cluster.js';
 import type { Arg, Connection } from '../shared/connection.js';
+import { command } from '../functions/gateway/glide-commands.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { connectRest } from '../shared/connections/rest.js';
 import { enqueueGrouped, enqueueGroupedOnce, mintId, schedule, scheduleOnce } from '../shared/index.js';
@@ -44,7 +45,7 @@ describe('scheduled and grouped admission on a Valkey Cluster (3 primaries)', ()
   /** The consumer model's commands through the cluster, each routed by its key. */
   const viaCluster = {
     async call(...args: Arg[]) {
-      const outcome = await routed.command(args);
+      const outcome = await command(routed.wire, args);
       if (!outcome.ok) throw new Error(outcome.error);
       return asBuffers(outcome.value);
     },

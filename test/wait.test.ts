@@ -4,6 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
+import { command } from '../functions/gateway/glide-commands.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { connectRest } from '../shared/connections/rest.js';
 import { ConnectionError, enqueue, mintId } from '../shared/index.js';
@@ -31,7 +32,7 @@ describe('?wait=1 on a primary', () => {
     await primary?.stop();
   });
 
-  const exists = async (queue: string, id: string) => Number(((await admin.command(['EXISTS', `emq:{${queue}}:job:${id}`])) as { value: number }).value);
+  const exists = async (queue: string, id: string) => Number(((await command(admin.wire, ['EXISTS', `emq:{${queue}}:job:${id}`])) as { value: number }).value);
 
   it('without a replica: the enqueue fails with a clear, retryable error (the row is on the primary)', async () => {
     const id = mintId();
@@ -54,7 +55,7 @@ describe('?wait=1 on a primary', () => {
     await enqueue(glide, 'durable', id, 'z').catch(() => undefined);
     replica = await startServer({ config: [`replicaof 127.0.0.1 ${primary.port}`] });
     for (let i = 0; ; i++) {
-      const info = String(((await admin.command(['INFO', 'replication'])) as { value: unknown }).value);
+      const info = String(((await command(admin.wire, ['INFO', 'replication'])) as { value: unknown }).value);
       if (/connected_slaves:1/.test(info) && /state=online/.test(info)) break;
       if (i > 200) throw new Error(`the replica did not attach: ${info}`);
       await new Promise((r) => setTimeout(r, 50));
@@ -67,7 +68,7 @@ describe('?wait=1 on a primary', () => {
     const onReplica = new Redis(replica.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
     try {
       await onReplica.connect();
-      const m = Number(((await admin.command(['ZCARD', 'emq:{durable}:pending'])) as { value: number }).value);
+      const m = Number(((await command(admin.wire, ['ZCARD', 'emq:{durable}:pending'])) as { value: number }).value);
       expect(m).toBeGreaterThanOrEqual(3);
       expect(await onReplica.zcard('emq:{durable}:pending')).toBe(m);
     } finally {

@@ -6,6 +6,7 @@ import type { Arg, Outcome } from '../../shared/connection.js';
 import type { GlideConnection, GlideOptions } from '../../shared/connections/glide.js';
 import { commandName } from './args.js';
 import { CommandTable } from './commands.js';
+import { command } from './glide-commands.js';
 import { glideLane } from './lane.js';
 import type { Scope } from './tokens.js';
 
@@ -35,7 +36,7 @@ export function glideBackend(options: GlideOptions): Backend {
   const tables = new WeakMap<GlideConnection, CommandTable>();
   const tableOf = (c: GlideConnection) => {
     let table = tables.get(c);
-    if (!table) tables.set(c, (table = new CommandTable(() => c.command(['COMMAND', 'LIST']))));
+    if (!table) tables.set(c, (table = new CommandTable(() => command(c.wire, ['COMMAND', 'LIST']))));
     return table;
   };
   return {

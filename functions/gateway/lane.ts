@@ -4,6 +4,7 @@
 import type { Arg, Outcome } from '../../shared/connection.js';
 import { NotReplicatedError, connectGlide, type GlideConnection, type GlideOptions } from '../../shared/connections/glide.js';
 import { ConnectionError } from '../../shared/errors.js';
+import { command, transaction } from './glide-commands.js';
 
 /** How often a PING checks whether Valkey is back, after a failure. */
 const PROBE_MS = 200;
@@ -50,7 +51,7 @@ export function glideLane(options: GlideOptions): Lane {
     while (down !== undefined && !closed) {
       await new Promise((r) => setTimeout(r, PROBE_MS));
       try {
-        const pong = await (await connected()).command(['PING']);
+        const pong = await command((await connected()).wire, ['PING']);
         if (pong.ok) down = undefined;
       } catch {
         // still away
@@ -82,8 +83,8 @@ export function glideLane(options: GlideOptions): Lane {
   };
 
   return {
-    command: (args) => guard((c) => c.command(args)),
-    transaction: (commands) => guard((c) => c.transaction(commands)),
+    command: (args) => guard((c) => command(c.wire, args)),
+    transaction: (commands) => guard((c) => transaction(c.wire, commands)),
     admit() {
       // connected: the fence answers at once when it was read lately (no promise at all)
       if (connection && down === undefined && !closed) return connection.fence.admit()?.catch(unavailable);

@@ -59,13 +59,17 @@ export interface GlideOptions {
 
 type Client = GlideClient | GlideClusterClient;
 
+/** How one reply is turned into what its caller gets: glide's value, or the RequestError of a server's error reply. */
+type Shape<T> = (reply: unknown) => T;
+
 interface Waiting {
   args: GlideString[];
-  resolve: (outcome: Outcome) => void;
+  shape: Shape<unknown>;
+  resolve: (value: unknown) => void;
   reject: (error: Error) => void;
 }
 
-function toGlide(arg: Arg): GlideString {
+export function toGlide(arg: Arg): GlideString {
   return typeof arg === 'string' ? arg : Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength);
 }
 
@@ -86,7 +90,7 @@ function argsOf(command: ScriptCommand): GlideString[] {
 const CLIENT_SIDE = /^(?:BrokenPipe|IoError|IO error|FatalSendError|FatalReceiveError|ClusterConnectionNotFound|ConnectionNotFoundForRoute|Disconnected)\b/;
 
 /** A server's error reply, as opposed to a transport failure (glide uses subclasses for most of those). */
-function isReplyError(err: unknown): err is RequestError {
+export function isReplyError(err: unknown): err is RequestError {
   return (
     err instanceof RequestError &&
     !(err instanceof TimeoutError) &&
@@ -99,8 +103,9 @@ function isReplyError(err: unknown): err is RequestError {
 
 // glide rewords error replies. Replies with a known code arrive as "An error was signalled
 // by the server: - <Kind>: <rest>" (NoScriptError for NOSCRIPT, ResponseError for ERR...);
-// any other reply as "<first word>: <rest>" ("-EMQKIND job..." → "EMQKIND: job..."). Callers,
-// and the gateway's clients, expect the server's own words, so the rewording is undone.
+// any other reply as "<first word>: <rest>" ("-EMQKIND job..." → "EMQKIND: job..."). Callers
+// (NOSCRIPT and TRYAGAIN are recognized by their first word), and the gateway's clients,
+// expect the server's own words, so the rewording is undone.
 // (One case cannot be: a one-word reply such as "-OOPS" arrives as "ResponseError: OOPS",
 // just like "-ERR OOPS".)
 const GLIDE_KINDS: Record<string, string> = {
@@ -127,32 +132,12 @@ export function serverWording(message: string): string {
 }
 
 /**
- * A glide value in RESP2's shapes, as Upstash and RESP2 clients expect: maps (which glide
- * makes of HGETALL, ZRANGE WITHSCORES, CONFIG GET...) become flat field/value lists, and
- * booleans (SCRIPT EXISTS) become 1 and 0.
+ * A script's (or GET's) reply as an outcome. Script replies are RESP2's shapes already
+ * (Lua tables arrive as arrays, true as 1, false as null), so the value is kept as it is.
  */
-function resp2(value: unknown): Reply {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (Array.isArray(value)) {
-    const out: Reply[] = [];
-    for (const item of value) {
-      if (item !== null && typeof item === 'object' && 'key' in item && 'value' in item) {
-        out.push(resp2(item.key), resp2(item.value));
-      } else out.push(resp2(item));
-    }
-    return out;
-  }
-  if (value instanceof Set) return resp2([...value]);
-  return value as Reply;
-}
-
 function outcomeOf(value: unknown): Outcome {
   if (isReplyError(value)) return { ok: false, error: serverWording(value.message) };
-  return { ok: true, value: resp2(value) };
-}
-
-function transportError(err: unknown): ConnectionError {
-  return new ConnectionError(`valkey: ${(err as Error).message}`, { cause: err });
+  return { ok: true, value: value as Reply };
 }
 
 /** A write fewer replicas than asked for confirmed in time: retry it with the same id. */
@@ -163,7 +148,12 @@ export interface WaitFor {
   timeoutMs: number;
 }
 
-export class GlideConnection implements Connection {
+/**
+ * The glide client under a connection, as the gateway (Node only) builds its own commands
+ * on it (functions/gateway/glide-commands.ts): the same coalesced batches and WAITs as the
+ * connection's scripts, none of the seam's fence.
+ */
+export class GlideWire {
   private queue: Waiting[] = [];
   private scheduled = false;
   private closed = false;
@@ -171,70 +161,47 @@ export class GlideConnection implements Connection {
   private waitGroups = new Map<string, { key: string; waiters: Array<{ resolve: () => void; reject: (e: Error) => void }> }>();
   private waitScheduled = false;
 
-  /**
-   * The `{emq}:version` fence: run() and pipeline() (the project's writes and reads) wait
-   * for it; command() and transaction() do not (the gateway gates them by scope).
-   */
-  readonly fence: Fence;
-
   constructor(
-    /** The underlying glide client, for commands beyond the seam (admin, tests). */
     readonly client: Client,
-    private readonly cluster: boolean,
+    readonly cluster: boolean,
     private readonly maxBatch: number,
-    private readonly waitFor?: WaitFor,
-    wireVersion = DEFAULT_WIRE_VERSION,
-  ) {
-    this.fence = new Fence({ expected: wireVersion, read: () => this.readVersion() });
+    /** Replicas to WAIT for after each write (?wait=N), or undefined. */
+    readonly waitFor: WaitFor | undefined,
+    /** Called with each transport failure (the connection's fence reads the key again). */
+    private readonly onLost: () => void,
+  ) {}
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
-  run(command: ScriptCommand): Promise<Outcome> {
-    const held = this.fence.admit();
-    return held ? held.then(() => this.script(command)) : this.script(command);
+  /** One command, coalesced with the others of this turn into one glide batch; its reply as `shape` makes it. */
+  send<T>(args: readonly Arg[], shape: Shape<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new ConnectionError('connection is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ args: args.map(toGlide), shape, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
   }
 
-  private script(command: ScriptCommand): Promise<Outcome> {
-    const sent = this.enqueue(argsOf(command));
-    return this.waitFor ? this.replicated(sent, command.keys[0]) : sent;
-  }
-
-  /** GET {emq}:version from the primary that owns its slot (in a cluster, routed by the key). */
-  private async readVersion(): Promise<Outcome> {
-    if (this.closed) throw new ConnectionError('connection is closed');
-    const args = ['GET', WIRE_VERSION_KEY];
-    try {
-      const value = this.cluster
-        ? await (this.client as GlideClusterClient).customCommand(args, { route: { type: 'primarySlotKey', key: WIRE_VERSION_KEY } })
-        : await (this.client as GlideClient).customCommand(args);
-      return outcomeOf(value);
-    } catch (err) {
-      if (isReplyError(err)) return outcomeOf(err);
-      throw this.lost(err);
-    }
+  /** One command to the primary that owns `key`'s slot (any node's connection when standalone), not batched. */
+  routed(args: string[], key: string): Promise<unknown> {
+    return this.cluster
+      ? (this.client as GlideClusterClient).customCommand(args, { route: { type: 'primarySlotKey', key } })
+      : (this.client as GlideClient).customCommand(args);
   }
 
   /** A transport failure as the ConnectionError callers get; the connection may come back as a new one. */
-  private lost(err: unknown): ConnectionError {
-    this.fence.invalidate();
-    return transportError(err);
+  lost(err: unknown): ConnectionError {
+    this.onLost();
+    return new ConnectionError(`valkey: ${(err as Error).message}`, { cause: err });
   }
 
-  pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
-    return Promise.all(commands.map((c) => this.run(c)));
-  }
-
-  /** Any one command (not a blocking or connection-state one: the connection is shared). */
-  command(args: readonly Arg[]): Promise<Outcome> {
-    const sent = this.enqueue(args.map(toGlide));
-    // the gateway's script calls are the project's writes: WAITed for like run()'s
-    // (without a WAIT to make, the outcome as it comes: no async step in between)
-    if (!this.waitFor) return sent;
-    const script = typeof args[0] === 'string' && /^eval(sha)?$/i.test(args[0]) && Number(args[2]) > 0;
-    return script && typeof args[3] === 'string' ? this.replicated(sent, args[3]) : sent;
-  }
-
-  /** The outcome once enough replicas have the write (when asked to wait); a shortfall is a ConnectionError. */
-  private async replicated(sent: Promise<Outcome>, key: string | undefined): Promise<Outcome> {
+  /** The outcome once enough replicas have the write to `key` (when asked to wait); a shortfall is a ConnectionError. */
+  async replicated(sent: Promise<Outcome>, key: string | undefined): Promise<Outcome> {
     const outcome = await sent;
     if (!this.waitFor || !outcome.ok || key === undefined) return outcome;
     // The WAIT is sent after this reply arrived, so it follows the write on the node's
@@ -269,14 +236,9 @@ export class GlideConnection implements Connection {
   // one connection per node, so it covers the writes just answered on the key's node.
   private async replicaWait(key: string): Promise<void> {
     const { replicas, timeoutMs } = this.waitFor!;
-    const args = ['WAIT', String(replicas), String(timeoutMs)];
     let got: number;
     try {
-      got = Number(
-        this.cluster
-          ? await (this.client as GlideClusterClient).customCommand(args, { route: { type: 'primarySlotKey', key } })
-          : await (this.client as GlideClient).customCommand(args),
-      );
+      got = Number(await this.routed(['WAIT', String(replicas), String(timeoutMs)], key));
     } catch (err) {
       throw this.lost(err);
     }
@@ -287,64 +249,34 @@ export class GlideConnection implements Connection {
     }
   }
 
-  /**
-   * Commands as one MULTI/EXEC. A command the server refuses to queue aborts them all:
-   * one error outcome (EXECABORT) for the whole transaction.
-   */
-  async transaction(commands: ReadonlyArray<readonly Arg[]>): Promise<Outcome[] | Outcome> {
-    if (this.closed) throw new ConnectionError('connection is closed');
-    const batch = this.cluster ? new ClusterBatch(true) : new Batch(true);
-    for (const args of commands) batch.customCommand(args.map(toGlide));
-    try {
-      const replies = await this.exec(batch);
-      const failed = (replies ?? []).find((r) => r instanceof Error && !isReplyError(r));
-      if (failed) throw failed;
-      return (replies ?? []).map(outcomeOf);
-    } catch (err) {
-      if (isReplyError(err)) return outcomeOf(err);
-      throw this.lost(err);
-    }
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    this.fence.stop();
-    this.client.close();
-  }
-
-  private exec(batch: Batch | ClusterBatch) {
+  /** Runs a glide batch (atomic: MULTI/EXEC) with byte replies. */
+  exec(batch: Batch | ClusterBatch) {
     return this.cluster
       ? (this.client as GlideClusterClient).exec(batch as ClusterBatch, false, { decoder: Decoder.Bytes })
       : (this.client as GlideClient).exec(batch as Batch, false, { decoder: Decoder.Bytes });
   }
 
-  private enqueue(args: GlideString[]): Promise<Outcome> {
-    if (this.closed) return Promise.reject(new ConnectionError('connection is closed'));
-    return new Promise((resolve, reject) => {
-      this.queue.push({ args, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+  close(): void {
+    this.closed = true;
+    this.client.close();
   }
 
   private flush(): void {
     this.scheduled = false;
     const all = this.queue;
     this.queue = [];
-    for (let i = 0; i < all.length; i += this.maxBatch) void this.send(all.slice(i, i + this.maxBatch));
+    for (let i = 0; i < all.length; i += this.maxBatch) void this.sendGroup(all.slice(i, i + this.maxBatch));
   }
 
-  private async send(group: Waiting[]): Promise<void> {
+  private async sendGroup(group: Waiting[]): Promise<void> {
     try {
       if (group.length === 1) {
         const only = group[0]!;
         try {
-          only.resolve(outcomeOf(await this.client.customCommand(only.args, { decoder: Decoder.Bytes })));
+          only.resolve(only.shape(await this.client.customCommand(only.args, { decoder: Decoder.Bytes })));
         } catch (err) {
           if (!isReplyError(err)) throw err;
-          only.resolve(outcomeOf(err));
+          only.resolve(only.shape(err));
         }
         return;
       }
@@ -358,11 +290,59 @@ export class GlideConnection implements Connection {
         const reply = replies[i];
         // a batch carries transport failures in place, like replies: those reject
         if (reply instanceof Error && !isReplyError(reply)) w.reject(this.lost(reply));
-        else w.resolve(outcomeOf(reply));
+        else w.resolve(w.shape(reply));
       });
     } catch (err) {
       const error = this.lost(err);
       for (const w of group) w.reject(error);
+    }
+  }
+}
+
+/** The Connection seam over glide: scripts only, fenced, WAITed for when asked. */
+export class GlideConnection implements Connection {
+  /** The `{emq}:version` fence: run() and pipeline() (the project's writes and reads) wait for it. */
+  readonly fence: Fence;
+  /** Node only, beyond the seam: the glide client and batches under this connection (the gateway's commands). */
+  readonly wire: GlideWire;
+
+  constructor(client: Client, cluster: boolean, maxBatch: number, waitFor?: WaitFor, wireVersion = DEFAULT_WIRE_VERSION) {
+    this.fence = new Fence({ expected: wireVersion, read: () => this.readVersion() });
+    this.wire = new GlideWire(client, cluster, maxBatch, waitFor, () => this.fence.invalidate());
+  }
+
+  /** The underlying glide client, for commands beyond the seam (admin, tests). */
+  get client(): Client {
+    return this.wire.client;
+  }
+
+  run(command: ScriptCommand): Promise<Outcome> {
+    const held = this.fence.admit();
+    return held ? held.then(() => this.script(command)) : this.script(command);
+  }
+
+  pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
+    return Promise.all(commands.map((c) => this.run(c)));
+  }
+
+  async close(): Promise<void> {
+    this.fence.stop();
+    this.wire.close();
+  }
+
+  private script(command: ScriptCommand): Promise<Outcome> {
+    const sent = this.wire.send(argsOf(command), outcomeOf);
+    return this.wire.waitFor ? this.wire.replicated(sent, command.keys[0]) : sent;
+  }
+
+  /** GET {emq}:version from the primary that owns its slot (in a cluster, routed by the key). */
+  private async readVersion(): Promise<Outcome> {
+    if (this.wire.isClosed) throw new ConnectionError('connection is closed');
+    try {
+      return outcomeOf(await this.wire.routed(['GET', WIRE_VERSION_KEY], WIRE_VERSION_KEY));
+    } catch (err) {
+      if (isReplyError(err)) return outcomeOf(err);
+      throw this.wire.lost(err);
     }
   }
 }

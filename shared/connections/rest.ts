@@ -11,6 +11,7 @@ import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerE
 import { printable } from '../fence.js';
 import { allScripts, type Script } from '../scripts.js';
 import { fromBase64 } from '../base64.js';
+import { backoff, mayRetry, type RetryPolicy } from '../retry.js';
 
 export interface RestOptions {
   /** The endpoint: the gateway's URL, or an Upstash database's REST URL. */
@@ -37,7 +38,6 @@ const utf8 = new TextEncoder();
 // ignoreBOM: true keeps a leading BOM as text; the default would drop those three bytes
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const RETRYABLE = new Set([502, 503, 504]);
-const MAX_RETRY_AFTER_MS = 2_000;
 /** The longest path-style request path sent; a longer command goes as JSON. */
 const MAX_PATH = 8 * 1024;
 
@@ -108,14 +108,12 @@ function outcomeOf(body: unknown): Outcome {
   throw new ProtocolError(`unexpected body ${JSON.stringify(body).slice(0, 200)}`);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export class RestConnection implements Connection {
   private readonly base: string;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
-  private readonly retries: number;
-  private readonly backoffMs: number;
+  /** Retries: `retries` of them (default 2), from `backoffMs` (default 50) doubling, jittered, honouring Retry-After up to 2 s. */
+  private readonly retry: RetryPolicy;
   private readonly maxRequestBytes: number;
   private readonly shas: Set<string>;
   private readonly texts: Set<string>;
@@ -136,8 +134,7 @@ export class RestConnection implements Connection {
     this.base = url.replace(/\/+$/, '');
     this.headers = { Authorization: `Bearer ${token}`, 'Upstash-Encoding': 'base64' };
     this.timeoutMs = timeoutMs;
-    this.retries = retries;
-    this.backoffMs = backoffMs;
+    this.retry = { retries, baseMs: backoffMs, maxRetryAfterMs: 2_000 };
     this.maxRequestBytes = maxRequestBytes;
     this.shas = new Set(idempotent.map((s) => s.sha1));
     this.texts = new Set(idempotent.map((s) => s.text));
@@ -226,7 +223,7 @@ export class RestConnection implements Connection {
   /** POSTs and parses the JSON answer; retries transport failures and 502/503/504 when `idempotent`. */
   private async request(path: string, body: string | Uint8Array, type: string, idempotent: boolean): Promise<unknown> {
     for (let attempt = 0; ; attempt++) {
-      const last = !idempotent || attempt >= this.retries;
+      const last = !idempotent || !mayRetry(this.retry, attempt);
       let res: Response;
       try {
         res = await this.fetch(this.base + path, {
@@ -238,7 +235,7 @@ export class RestConnection implements Connection {
       } catch (err) {
         const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
         if (last) throw new ConnectionError(`REST ${this.base}: ${why}`, { cause: err });
-        await sleep(this.delay(attempt));
+        await backoff(this.retry, attempt);
         continue;
       }
       if (RETRYABLE.has(res.status) && !last) {
@@ -246,18 +243,11 @@ export class RestConnection implements Connection {
         const text = res.status === 503 ? await res.text().catch(() => '') : undefined;
         if (text !== undefined && wireMismatchOf(jsonOf(text))) return this.parse(res, text);
         if (text === undefined) await res.body?.cancel();
-        await sleep(this.delay(attempt, res.headers.get('Retry-After')));
+        await backoff(this.retry, attempt, res.headers.get('Retry-After'));
         continue;
       }
       return this.parse(res);
     }
-  }
-
-  private delay(attempt: number, retryAfter?: string | null): number {
-    const asked = retryAfter ? Number(retryAfter) * 1000 : NaN;
-    if (Number.isFinite(asked)) return Math.min(asked, MAX_RETRY_AFTER_MS);
-    const base = this.backoffMs * 2 ** attempt;
-    return base / 2 + Math.random() * base;
   }
 
   private async parse(res: Response, read?: string): Promise<unknown> {
