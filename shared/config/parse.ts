@@ -2,7 +2,7 @@
 // finds the name's entry in the table (its kind, bounds and default), and answers the value,
 // or throws ConfigError naming the variable and never its value: a secret pasted into the
 // wrong variable must not reach a log or an answer. An unset or empty variable is its default.
-// Runtime-agnostic: the Worker reads its vars through these as Node reads process.env.
+// Runtime-agnostic: the Worker reads its vars through these as Node reads its environment.
 import { parseValkeyUrl } from '../connections/valkey-url.js';
 import { isWireVersion } from '../fence.js';
 import { NODE_MAX, parseNodePool } from '../ids.js';
