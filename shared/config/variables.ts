@@ -145,8 +145,8 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_REST_TIMEOUT_MS',
     kind: { type: 'whole', min: 1, max: A_DAY_MS, unit: 'ms' },
     default: 5_000,
-    meaning: "one REST request's budget",
-    apps: ['worker'],
+    meaning: "one REST request's budget (`emq producer`'s too, when it goes through a gateway)",
+    apps: ['worker', 'producer'],
     secret: false,
   },
   {
