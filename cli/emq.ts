@@ -4,10 +4,10 @@ import { parseArgs } from 'node:util';
 import { connectGlide } from '../shared/connections/glide.js';
 import { startGateway } from '../functions/gateway/server.js';
 import { startProducer } from '../functions/producer/node.js';
-import { wireVersionFrom } from '../shared/fence.js';
+import { ConfigError } from '../shared/config/parse.js';
+import { enqueueConfigFrom, idConfigFrom } from './config.js';
 import {
   ConnectionError,
-  NODE_MAX,
   RefusalError,
   WireMismatchError,
   createMinter,
@@ -15,7 +15,6 @@ import {
   drawNode,
   enqueue,
   enqueueNew,
-  parseNodePool,
   setMinter,
   validateId,
   validateQueue,
@@ -56,14 +55,8 @@ async function enqueueCommand(argv: string[]): Promise<void> {
   const queue = positionals[0]!;
   validateQueue(queue);
   if (values.id !== undefined) validateId(values.id);
-  const url = values.url ?? process.env.VALKEY_URL;
+  const { url, wireVersion } = enqueueConfigFrom(process.env, values.url);
   if (!url) throw new UsageError('no server: pass --url or set VALKEY_URL');
-  let wireVersion: string;
-  try {
-    wireVersion = wireVersionFrom(process.env);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
   const payload = await readStdin();
   const connection = await connectGlide({ url, wireVersion });
   try {
@@ -113,21 +106,8 @@ function idCommand(argv: string[]): void {
 
 /** The process's minter, on EMQ_NODE_ID, else a node id drawn from EMQ_NODE_IDS (checked first). */
 function minter() {
-  const pinned = process.env.EMQ_NODE_ID;
-  let node: number;
-  if (pinned !== undefined && pinned !== '') {
-    if (!/^\d{1,4}$/.test(pinned) || Number(pinned) > NODE_MAX) throw new UsageError(`EMQ_NODE_ID is not a node id: a whole number from 0 to ${NODE_MAX}`);
-    node = Number(pinned);
-  } else {
-    let pool: [number, number] = [0, NODE_MAX];
-    try {
-      if (process.env.EMQ_NODE_IDS) pool = parseNodePool(process.env.EMQ_NODE_IDS);
-    } catch (err) {
-      throw new UsageError(`EMQ_NODE_IDS ${(err as Error).message}`);
-    }
-    node = drawNode(pool);
-  }
-  const made = createMinter({ node });
+  const { nodeId, nodePool } = idConfigFrom(process.env);
+  const made = createMinter({ node: nodeId ?? drawNode(nodePool) });
   setMinter(made);
   return made;
 }
@@ -135,6 +115,7 @@ function minter() {
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
+    // each command's configuration is checked before it reads stdin or connects (cli/config.ts)
     if (command === 'enqueue') minter(); // the ids it mints carry this process's node id
     switch (command) {
       case 'id':
@@ -157,7 +138,7 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(command ? `unknown command "${command}"` : 'no command');
     }
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`emq: ${(err as Error).message}\n${USAGE}\n`);
       return 2;
     }

@@ -3,7 +3,8 @@
 // met a 502/503/504 is the same job: it answers `enqueued` or `duplicate`, never a second job.
 // A `duplicate` on the first try of an id minted here is another minter's job under the same
 // id (a node-id collision): the job is sent again under a fresh id, so it is never lost.
-import { NODE_MAX, createMinter, drawNode, parseNodePool, remint, type Minter } from '../shared/ids.js';
+import { createMinter, drawNode, remint, type Minter } from '../shared/ids.js';
+import { nodeId as nodeIdVar, nodePool } from '../shared/config/parse.js';
 import { toBase64 } from '../shared/base64.js';
 import { backoff, mayRetry } from '../shared/retry.js';
 
@@ -35,15 +36,10 @@ const MINT_TRIES = 8;
 function nodeIdOf(given: number | undefined): number {
   if (given !== undefined) return given;
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
-  const pinned = env.EMQ_NODE_ID;
-  if (pinned !== undefined && pinned !== '') {
-    if (!/^\d{1,4}$/.test(pinned) || Number(pinned) > NODE_MAX) throw new TypeError(`EMQ_NODE_ID is not a node id: a whole number from 0 to ${NODE_MAX}`);
-    return Number(pinned);
-  }
   try {
-    return drawNode(env.EMQ_NODE_IDS ? parseNodePool(env.EMQ_NODE_IDS) : undefined);
+    return nodeIdVar(env, 'EMQ_NODE_ID') ?? drawNode(nodePool(env, 'EMQ_NODE_IDS'));
   } catch (err) {
-    throw new TypeError(`EMQ_NODE_IDS ${(err as Error).message}`);
+    throw new TypeError((err as Error).message); // names the variable, never its value
   }
 }
 

@@ -3,8 +3,8 @@
 //   Worker under `wrangler dev` on 127.0.0.1:$PORT (default 8787), with a dev token
 //   ($EMQ_DEV_TOKEN, or a fresh one) allowed every queue. Every other EMQ_* variable
 //   reaches the Worker as a var. On a signal it stops all of it, workerd included.
+// The whole configuration (dev-config.ts) is checked before anything starts.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,18 +15,23 @@ import { command } from '../functions/gateway/glide-commands.js';
 import { startGateway, type RunningGateway } from '../functions/gateway/server.js';
 import { startServer, type RunningServer } from './valkey.js';
 import { offlineEnv } from './offline-env.js';
+import { devConfigFrom, type DevConfig } from './dev-config.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const port = Number(process.env.PORT || 8787);
-const devToken = process.env.EMQ_DEV_TOKEN || `dev-${randomBytes(16).toString('hex')}`;
-const gatewayToken = `dev-producer-${randomBytes(16).toString('hex')}`;
+let config: DevConfig;
+try {
+  config = devConfigFrom(process.env);
+} catch (err) {
+  process.stderr.write(`npm start: ${(err as Error).message}\n`);
+  process.exit(1);
+}
+const { port, devToken, valkeyUrl: external } = config;
 
 let server: RunningServer | undefined;
 let gateway: RunningGateway | undefined;
 let worker: ChildProcess | undefined;
 let secretsFile: string | undefined;
 let stopping: Promise<void> | undefined;
-const SECRETS = new Set(['EMQ_TOKENS', 'EMQ_REST_TOKEN']);
 
 function log(line: string) {
   process.stdout.write(`${line}\n`);
@@ -76,17 +81,11 @@ function dotenvQuoted(name: string, value: string): string {
 }
 
 async function startWorker(restUrl: string): Promise<string> {
-  const vars: Record<string, string> = {
-    ...(Object.fromEntries(
-      Object.entries(process.env).filter(([k, v]) => k.startsWith('EMQ_') && !SECRETS.has(k) && k !== 'EMQ_DEV_TOKEN' && v !== undefined),
-    ) as Record<string, string>),
-    EMQ_REST_URL: restUrl,
-  };
   const offline = offlineEnv();
   mkdirSync(offline.XDG_CONFIG_HOME!, { recursive: true });
   // every variable, secret or not (EMQ_SOURCES, EMQ_REST_TOKEN_<REGION>… hold secrets too),
   // goes through a private env file, never the command line, where ps would show it
-  const all = { ...vars, EMQ_REST_TOKEN: gatewayToken, EMQ_TOKENS: JSON.stringify([{ token: devToken, queues: ['*'] }]) };
+  const all = config.workerVars(restUrl);
   secretsFile = join(root, '.cache', `dev-${process.pid}.env`);
   writeFileSync(secretsFile, Object.entries(all).map(([k, v]) => `${k}=${dotenvQuoted(k, v)}`).join('\n') + '\n', { mode: 0o600 });
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', 'warn', '--env-file', secretsFile];
@@ -116,15 +115,9 @@ async function startWorker(restUrl: string): Promise<string> {
 }
 
 try {
-  const external = process.env.VALKEY_URL;
   if (!external) server = await startServer();
   const valkeyUrl = external || server!.url;
-  gateway = await startGateway({
-    ...process.env,
-    VALKEY_URL: valkeyUrl,
-    EMQ_GATEWAY_TOKENS: `producer:${gatewayToken}`,
-    EMQ_GATEWAY_PORT: process.env.EMQ_GATEWAY_PORT ?? '0',
-  });
+  gateway = await startGateway({ ...config.gatewayEnv, VALKEY_URL: valkeyUrl });
   // so raw EVALSHA examples work at once (producers fall back to EVAL by themselves)
   const loader = await connectGlide(valkeyUrl);
   await command(loader.wire, ['SCRIPT', 'LOAD', enqueueScript.text]);
@@ -133,7 +126,7 @@ try {
   log(
     [
       `Producer: ${url}  (the Worker, under wrangler dev)`,
-      `Token:    ${devToken}${process.env.EMQ_DEV_TOKEN ? ' (EMQ_DEV_TOKEN)' : ''}  (every queue)`,
+      `Token:    ${devToken}${config.devTokenGiven ? ' (EMQ_DEV_TOKEN)' : ''}  (every queue)`,
       `Gateway:  ${gateway.url}`,
       `Valkey:   ${redactUrl(valkeyUrl)}${server ? ` (${server.name}, private, unpersisted)` : ' (VALKEY_URL)'}`,
       '',

@@ -31,6 +31,7 @@
 // enqueue.
 import type { Outcome, Reply } from './connection.js';
 import { WireMismatchError } from './errors.js';
+import { wireVersion } from './config/parse.js';
 
 export const WIRE_VERSION_KEY = '{emq}:version';
 export const DEFAULT_WIRE_VERSION = 'echomq:3.0.0';
@@ -47,12 +48,7 @@ export function isWireVersion(text: string): boolean {
 
 /** EMQ_WIRE_VERSION, or the default; a bad value throws a message naming the variable, never its value. */
 export function wireVersionFrom(env: Record<string, string | undefined>): string {
-  const text = env.EMQ_WIRE_VERSION;
-  if (text === undefined || text === '') return DEFAULT_WIRE_VERSION;
-  if (!isWireVersion(text)) {
-    throw new Error(`EMQ_WIRE_VERSION is not a wire version: it must look like echomq:MAJOR.MINOR.PATCH (the default is ${DEFAULT_WIRE_VERSION})`);
-  }
-  return text;
+  return wireVersion(env, 'EMQ_WIRE_VERSION');
 }
 
 const MAX_SHOWN = 64;

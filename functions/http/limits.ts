@@ -1,14 +1,12 @@
 // A Node HTTP server's caps and timeouts, from the environment, one prefix per app
-// (EMQ_GATEWAY_, EMQ_PRODUCER_). Node's defaults let one client hold a connection ~64 s by
+// (EMQ_GATEWAY_, EMQ_PRODUCER_): <PREFIX>_HEADERS_TIMEOUT_MS, _REQUEST_TIMEOUT_MS,
+// _KEEPALIVE_TIMEOUT_MS, _MAX_CONNECTIONS (bounds, defaults and meanings in the table,
+// shared/config/variables.ts). Node's defaults let one client hold a connection ~64 s by
 // trickling headers (headersTimeout 60 s, only checked every 30 s) or 300 s with a slow body,
 // and take any number of connections: 3,000 half-open requests without a token were all held.
-//   <PREFIX>_HEADERS_TIMEOUT_MS    the request line and headers must arrive within it, default 10000
-//   <PREFIX>_REQUEST_TIMEOUT_MS    the whole request, body included, default 30000
-//   <PREFIX>_KEEPALIVE_TIMEOUT_MS  an idle keep-alive connection is closed after it, default 5000
-//   <PREFIX>_MAX_CONNECTIONS       connections past it are closed as they arrive, default 1024
 // A client cut off by a timeout gets 408 and a closed connection.
 import type { ServerOptions } from 'node:http';
-import { wholeNumber, type Vars } from './settings.js';
+import { ConfigError, wholeNumber, type Vars } from '../../shared/config/parse.js';
 
 export interface ServerLimits {
   headersTimeoutMs: number;
@@ -17,20 +15,18 @@ export interface ServerLimits {
   maxConnections: number;
 }
 
-const A_DAY_MS = 86_400_000;
-
 /** The limits `<prefix>_*` set; a bad value throws a message naming the variable, never its value. */
 export function limitsFrom(vars: Vars, prefix: 'EMQ_GATEWAY' | 'EMQ_PRODUCER'): ServerLimits {
   const headers = `${prefix}_HEADERS_TIMEOUT_MS`;
   const request = `${prefix}_REQUEST_TIMEOUT_MS`;
   const limits = {
-    headersTimeoutMs: wholeNumber(vars, headers, 10_000, 1, A_DAY_MS),
-    requestTimeoutMs: wholeNumber(vars, request, 30_000, 1, A_DAY_MS),
-    keepAliveTimeoutMs: wholeNumber(vars, `${prefix}_KEEPALIVE_TIMEOUT_MS`, 5_000, 1, A_DAY_MS),
-    maxConnections: wholeNumber(vars, `${prefix}_MAX_CONNECTIONS`, 1_024, 1, 1_000_000),
+    headersTimeoutMs: wholeNumber(vars, headers),
+    requestTimeoutMs: wholeNumber(vars, request),
+    keepAliveTimeoutMs: wholeNumber(vars, `${prefix}_KEEPALIVE_TIMEOUT_MS`),
+    maxConnections: wholeNumber(vars, `${prefix}_MAX_CONNECTIONS`),
   };
   // Node refuses a headers timeout longer than the request's (the request includes its headers)
-  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new Error(`${headers} must not be above ${request}`);
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new ConfigError(headers, `${headers} must not be above ${request}`);
   return limits;
 }
 

@@ -43,8 +43,8 @@ export function producerFor(env: Vars): App {
       let connection = connections.get(region);
       if (connection) return connection;
       const { url, token } = configured(() => routes().gatewayOf(region));
-      const timeoutMs = env.EMQ_REST_TIMEOUT_MS ? Number(env.EMQ_REST_TIMEOUT_MS) : undefined;
-      connections.set(region, (connection = connectRest({ url, token, ...(timeoutMs ? { timeoutMs } : {}) })));
+      const { restTimeoutMs: timeoutMs } = configured(() => (config ??= configFrom(env)));
+      connections.set(region, (connection = connectRest({ url, token, timeoutMs })));
       return connection;
     },
   });

@@ -1,0 +1,40 @@
+// `emq gateway`'s configuration, read whole and checked before anything connects or listens
+// (the table of names, kinds, defaults and meanings: shared/config/variables.ts). A bad value
+// stops the start, naming the variable, never its value.
+import { ConfigError, onOff, scopedTokens, text, valkeyUrl, wholeNumber, wireVersion } from '../../shared/config/parse.js';
+import { limitsFrom, type ServerLimits } from '../http/limits.js';
+import { tlsFrom } from './tls.js';
+import { parseTokens, type Tokens } from './tokens.js';
+
+export interface GatewayConfig {
+  valkeyUrl: string;
+  tokens: Tokens;
+  host: string;
+  port: number;
+  timeoutMs: number;
+  wireVersion: string;
+  limits: ServerLimits;
+  tls: { cert: Buffer; key: Buffer } | undefined;
+  settings: { maxBodyBytes: number; producerMaxBodyBytes: number; maxPipeline: number; queryToken: boolean };
+}
+
+export function gatewayConfigFrom(env: Record<string, string | undefined>): GatewayConfig {
+  const url = valkeyUrl(env, 'VALKEY_URL');
+  if (!url) throw new ConfigError('VALKEY_URL', 'VALKEY_URL is not set: the gateway needs the Valkey server to front');
+  return {
+    valkeyUrl: url,
+    tokens: parseTokens(scopedTokens(env, 'EMQ_GATEWAY_TOKENS')),
+    host: text(env, 'EMQ_GATEWAY_HOST')!,
+    port: wholeNumber(env, 'EMQ_GATEWAY_PORT'),
+    timeoutMs: wholeNumber(env, 'EMQ_GATEWAY_TIMEOUT_MS'),
+    wireVersion: wireVersion(env, 'EMQ_WIRE_VERSION'),
+    limits: limitsFrom(env, 'EMQ_GATEWAY'),
+    tls: tlsFrom(env),
+    settings: {
+      maxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_MAX_BODY'),
+      producerMaxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_PRODUCER_MAX_BODY'),
+      maxPipeline: wholeNumber(env, 'EMQ_GATEWAY_MAX_PIPELINE'),
+      queryToken: onOff(env, 'EMQ_GATEWAY_QUERY_TOKEN'),
+    },
+  };
+}

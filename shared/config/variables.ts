@@ -1,0 +1,335 @@
+// Every variable any app of this project reads, once: its name, kind, default, meaning, the
+// apps that read it, and whether it is a secret. The parsers (./parse.ts) take bounds and
+// defaults from here, and the README's configuration section and the comments at the top of
+// wrangler.toml are generated from it (`npm run config-docs`; test/config.test.ts fails when
+// either drifts, or when the code reads an EMQ_* name this table lacks).
+// Runtime-agnostic: plain data, read in workerd as on Node.
+
+/** Who reads a variable: the Worker, `emq producer`, `emq gateway`, the CLI (`emq enqueue`/`emq id`), `npm start`, the typed client. */
+export type App = 'worker' | 'producer' | 'gateway' | 'cli' | 'dev' | 'client';
+export const APPS: ReadonlyArray<{ app: App; label: string }> = [
+  { app: 'worker', label: 'the Worker (functions/producer/worker.ts)' },
+  { app: 'producer', label: '`emq producer` (the producer on Node)' },
+  { app: 'gateway', label: '`emq gateway`' },
+  { app: 'cli', label: '`emq enqueue`, `emq id`' },
+  { app: 'dev', label: '`npm start` (scripts/dev.ts)' },
+  { app: 'client', label: 'the typed client (client/), where the runtime has an environment' },
+];
+
+export type Kind =
+  /** A whole number from min to max, in `unit`. */
+  | { type: 'whole'; min: number; max: number; unit: 'bytes' | 'ms' | 'seconds' | 'count' | 'port' }
+  /** 1 (on) or 0 (off). */
+  | { type: 'switch' }
+  /** Free text: a host name, a token (at least minLength characters), a file path. */
+  | { type: 'text'; what: 'host' | 'token' | 'path'; minLength?: number }
+  /** A gateway's URL: https://, plain http:// only on loopback; no credentials, query or fragment. */
+  | { type: 'gateway-url' }
+  /** redis://, rediss://, valkey:// or valkeys:// (shared/connections/valkey-url.ts). */
+  | { type: 'valkey-url' }
+  /** JSON of the given shape; the app's own parser checks the shape (named in `parser`). */
+  | { type: 'json'; shape: string; parser: string }
+  /** A comma-separated list of scope:token (functions/gateway/tokens.ts). */
+  | { type: 'scoped-tokens' }
+  | { type: 'node-id' }
+  | { type: 'node-pool' }
+  | { type: 'wire-version' }
+  /** A region name: lowercase words joined by single '-'. */
+  | { type: 'region' };
+
+export interface Variable {
+  /** The name; `<REGION>` marks a family (EMQ_REST_TOKEN_EU_WEST, ...). */
+  name: string;
+  kind: Kind;
+  /** The value when unset or empty; undefined: none (then `required` says when it must be set). */
+  default?: number | string | boolean;
+  /** When it must be set, if ever. */
+  required?: string;
+  meaning: string;
+  apps: App[];
+  /** true: never in wrangler.toml, a log or an error; 'may': when it holds secrets (EMQ_SOURCES, a URL with a password). */
+  secret: boolean | 'may';
+}
+
+const MiB = 1024 * 1024;
+const A_DAY_MS = 86_400_000;
+/** shared/enqueue-once.ts's TTL_MAX_SECONDS (test/config.test.ts checks they agree). */
+const TTL_MAX_SECONDS = 9_999_999_999;
+const WIRE_VERSION = 'echomq:3.0.0';
+
+const limits = (prefix: 'EMQ_PRODUCER' | 'EMQ_GATEWAY', app: App[]): Variable[] => [
+  {
+    name: `${prefix}_HEADERS_TIMEOUT_MS`,
+    kind: { type: 'whole', min: 1, max: A_DAY_MS, unit: 'ms' },
+    default: 10_000,
+    meaning: "a request's line and headers must arrive within it (else 408 and the connection is closed); not above the request timeout",
+    apps: app,
+    secret: false,
+  },
+  {
+    name: `${prefix}_REQUEST_TIMEOUT_MS`,
+    kind: { type: 'whole', min: 1, max: A_DAY_MS, unit: 'ms' },
+    default: 30_000,
+    meaning: 'the whole request, body included, must arrive within it',
+    apps: app,
+    secret: false,
+  },
+  {
+    name: `${prefix}_KEEPALIVE_TIMEOUT_MS`,
+    kind: { type: 'whole', min: 1, max: A_DAY_MS, unit: 'ms' },
+    default: 5_000,
+    meaning: 'an idle keep-alive connection is closed after it',
+    apps: app,
+    secret: false,
+  },
+  {
+    name: `${prefix}_MAX_CONNECTIONS`,
+    kind: { type: 'whole', min: 1, max: 1_000_000, unit: 'count' },
+    default: 1_024,
+    meaning: 'open connections; one past it is closed as it arrives',
+    apps: app,
+    secret: false,
+  },
+];
+
+export const VARIABLES: readonly Variable[] = [
+  // the producer: the Worker, and `emq producer` on Node
+  {
+    name: 'EMQ_TOKENS',
+    kind: { type: 'json', shape: '[{"token": "<16+ chars>", "queues": ["orders", "tenant-a.*", "*"]}]', parser: 'functions/producer/tokens.ts' },
+    required: 'always',
+    meaning: "callers' tokens and the queues each may use; a pattern is an exact queue, a prefix ending in `*`, or `*`",
+    apps: ['worker', 'producer'],
+    secret: true,
+  },
+  {
+    name: 'EMQ_REST_URL',
+    kind: { type: 'gateway-url' },
+    required: 'by the Worker; by `emq producer` without VALKEY_URL',
+    meaning: "the region's gateway (`emq gateway`) or an Upstash REST URL the jobs go through",
+    apps: ['worker', 'producer'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_REST_TOKEN',
+    kind: { type: 'text', what: 'token' },
+    required: 'with EMQ_REST_URL',
+    meaning: 'a `producer` token of that gateway',
+    apps: ['worker', 'producer'],
+    secret: true,
+  },
+  {
+    name: 'EMQ_REST_TOKEN_<REGION>',
+    kind: { type: 'text', what: 'token' },
+    meaning: "a producer token of another region's gateway, for queues homed there (REGION upper-cased, `-` as `_`, e.g. EMQ_REST_TOKEN_EU_WEST); else EMQ_REST_TOKEN is sent",
+    apps: ['worker'],
+    secret: true,
+  },
+  {
+    name: 'EMQ_MAX_PAYLOAD_BYTES',
+    kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'bytes' },
+    default: MiB,
+    meaning: "one job's payload cap, enforced while reading (above ~1.9 MiB, raise the gateway's EMQ_GATEWAY_PRODUCER_MAX_BODY too)",
+    apps: ['worker', 'producer'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_MAX_BATCH_BYTES',
+    kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'bytes' },
+    default: 5 * MiB,
+    meaning: "a batch request's body cap",
+    apps: ['worker', 'producer'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_REST_TIMEOUT_MS',
+    kind: { type: 'whole', min: 1, max: A_DAY_MS, unit: 'ms' },
+    default: 5_000,
+    meaning: "one REST request's budget (`emq producer`'s too, when it goes through a gateway)",
+    apps: ['worker', 'producer'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_SOURCES',
+    kind: { type: 'json', shape: '{"<source>": {"kind", "secrets", "queue", ...}}', parser: 'functions/producer/webhooks/sources.ts' },
+    meaning: 'webhook sources (see the README, "Webhooks"); a secret, since it holds signing secrets',
+    apps: ['worker', 'producer'],
+    secret: 'may',
+  },
+  {
+    name: 'EMQ_DEDUPE_TTL_SECONDS',
+    kind: { type: 'whole', min: 1, max: TTL_MAX_SECONDS, unit: 'seconds' },
+    default: 7 * 24 * 3600,
+    meaning: 'how long an Idempotency-Key or a webhook delivery is remembered',
+    apps: ['worker', 'producer'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_NODE_ID',
+    kind: { type: 'node-id' },
+    meaning: 'pins the snowflake node id (0-1023) the ids minted here carry: only for a single minter (one isolate, one process); unset, one is drawn from EMQ_NODE_IDS',
+    apps: ['worker', 'producer', 'cli', 'client'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_NODE_IDS',
+    kind: { type: 'node-pool' },
+    default: '0-1023',
+    meaning: "the pool (e.g. 512-1023) a minter with no pinned node id draws its node id from at start; keep it disjoint from pinned minters' ids",
+    apps: ['worker', 'producer', 'cli', 'client'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_REGION',
+    kind: { type: 'region' },
+    meaning: "this Worker's region, answered as the Emq-Region header (generated from regions.json)",
+    apps: ['worker'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_HOME_REGIONS',
+    kind: { type: 'json', shape: '{"<queue>" | "<prefix>*" | "*": "<region>"}', parser: 'functions/producer/regions.ts' },
+    meaning: "each queue's home region, whose gateway takes its jobs (regions.json's \"queues\")",
+    apps: ['worker'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_REGION_URLS',
+    kind: { type: 'json', shape: '{"<region>": "<gateway URL>"}', parser: 'functions/producer/regions.ts' },
+    meaning: 'the gateways of the other regions EMQ_HOME_REGIONS names (generated from regions.json)',
+    apps: ['worker'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_WIRE_VERSION',
+    kind: { type: 'wire-version' },
+    default: WIRE_VERSION,
+    meaning: "the EchoMQ wire version the glide connection fences on: while Valkey's {emq}:version holds another, writes are refused (through a gateway, the gateway's fences)",
+    apps: ['producer', 'gateway', 'cli', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'VALKEY_URL',
+    kind: { type: 'valkey-url' },
+    required: 'by `emq gateway`; by `emq enqueue` without --url',
+    meaning: 'the Valkey server: the gateway fronts it; `emq producer` goes straight to it over glide (else through EMQ_REST_URL); `npm start` uses it instead of a private one',
+    apps: ['producer', 'gateway', 'cli', 'dev'],
+    secret: 'may',
+  },
+  {
+    name: 'HOST',
+    kind: { type: 'text', what: 'host' },
+    default: '127.0.0.1',
+    meaning: 'where `emq producer` listens',
+    apps: ['producer'],
+    secret: false,
+  },
+  {
+    name: 'PORT',
+    kind: { type: 'whole', min: 0, max: 65_535, unit: 'port' },
+    default: 8787,
+    meaning: "the producer's port: `emq producer`'s (0 picks a free one), or the Worker's under `npm start`",
+    apps: ['producer', 'dev'],
+    secret: false,
+  },
+  ...limits('EMQ_PRODUCER', ['producer']),
+
+  // the gateway
+  {
+    name: 'EMQ_GATEWAY_TOKENS',
+    kind: { type: 'scoped-tokens' },
+    required: 'by `emq gateway` (`npm start` makes its own)',
+    meaning: '`scope:token,...` (tokens of 16+ characters), scope `admin` (any command) or `producer` (PING, and EVALSHA/EVAL of this project\'s scripts only)',
+    apps: ['gateway'],
+    secret: true,
+  },
+  {
+    name: 'EMQ_GATEWAY_HOST',
+    kind: { type: 'text', what: 'host' },
+    default: '127.0.0.1',
+    meaning: 'where the gateway listens',
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_GATEWAY_PORT',
+    kind: { type: 'whole', min: 0, max: 65_535, unit: 'port' },
+    default: 8079,
+    meaning: "the gateway's port (0 picks a free one; `npm start` defaults to 0)",
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_GATEWAY_TLS_CERT',
+    kind: { type: 'text', what: 'path' },
+    meaning: 'the path of a PEM certificate chain: with EMQ_GATEWAY_TLS_KEY (both or neither) the gateway serves HTTPS; a file that cannot be read, is not PEM, or a key that does not match stops the start',
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_GATEWAY_TLS_KEY',
+    kind: { type: 'text', what: 'path' },
+    meaning: 'the path of its unencrypted PEM private key',
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_GATEWAY_MAX_BODY',
+    kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'bytes' },
+    default: 8 * MiB,
+    meaning: 'request body cap (413 as it streams in, after the token is checked)',
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_GATEWAY_PRODUCER_MAX_BODY',
+    kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'bytes' },
+    default: 2 * MiB,
+    meaning: "a producer token's body cap, never above EMQ_GATEWAY_MAX_BODY: its largest honest request is one payload or a REST pipeline, 1 MiB each by default (raise it with the producer's EMQ_MAX_PAYLOAD_BYTES)",
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_GATEWAY_MAX_PIPELINE',
+    kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'count' },
+    default: 10_000,
+    meaning: 'commands per pipeline or transaction, counted before the body is parsed',
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_GATEWAY_TIMEOUT_MS',
+    kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'ms' },
+    default: 5_000,
+    meaning: "one Valkey command's budget",
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_GATEWAY_QUERY_TOKEN',
+    kind: { type: 'switch' },
+    default: false,
+    meaning: '1: also accept a token in the URL, `?_token=` (URLs end up in proxy and access logs); otherwise a request carrying `_token` gets 401',
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  ...limits('EMQ_GATEWAY', ['gateway', 'dev']),
+
+  // npm start
+  {
+    name: 'EMQ_DEV_TOKEN',
+    kind: { type: 'text', what: 'token', minLength: 16 },
+    meaning: "the dev token `npm start` allows every queue (at least 16 characters, like every EMQ_TOKENS token); unset, a fresh one is made. Every other EMQ_* variable reaches the Worker as a var",
+    apps: ['dev'],
+    secret: true,
+  },
+];
+
+const byName = new Map(VARIABLES.map((v) => [v.name, v]));
+
+/** The table's entry; throws (a programming error) for a name it lacks. */
+export function variable(name: string): Variable {
+  const v = byName.get(name) ?? (/^EMQ_REST_TOKEN_[A-Z0-9_]+$/.test(name) ? byName.get('EMQ_REST_TOKEN_<REGION>') : undefined);
+  if (!v) throw new Error(`${name} is not in the table of variables (shared/config/variables.ts)`);
+  return v;
+}
