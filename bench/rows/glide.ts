@@ -5,6 +5,7 @@ import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
 import { startCluster, type RunningCluster } from '../../scripts/cluster.js';
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { pendingKey } from '../../shared/index.js';
+import { command } from '../../functions/gateway/glide-commands.js';
 import { BATCHES_IN_FLIGHT, IN_FLIGHT, MEASURE_MS, PRIMARIES, QUEUES, WARM_MS, drive, fillCpu, fillDriven, queuesOf, steps, type Bench } from '../common.js';
 import { adopt, cpuWindow, type Proc } from '../procs.js';
 import { fmtInt, type Row } from '../report.js';
@@ -65,7 +66,7 @@ async function openCluster(): Promise<{ target: Target; close(): Promise<void> }
     count: async (queues) => {
       let sum = 0;
       for (const q of queues) {
-        const o = await connection.command(['ZCARD', pendingKey(q)]);
+        const o = await command(connection.wire, ['ZCARD', pendingKey(q)]);
         if (!o.ok) throw new Error(o.error);
         sum += Number(o.value);
       }
