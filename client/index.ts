@@ -8,8 +8,8 @@ import { nodeId as nodeIdVar, nodePool } from '../shared/config/parse.js';
 import { toBase64 } from '../shared/base64.js';
 import { backoff, mayRetry } from '../shared/retry.js';
 
-export type Verdict = 'enqueued' | 'duplicate';
-export type Payload = Uint8Array | string;
+export type { Payload, Verdict } from '../shared/enqueue.js';
+import type { Payload, Verdict } from '../shared/enqueue.js';
 
 export interface ProducerClientOptions {
   /** The producer's base URL (the Worker, or `emq producer` on Node). */
@@ -90,7 +90,7 @@ async function peekCode(res: Response): Promise<string | undefined> {
   }
 }
 
-export function createProducer({
+export function createProducerClient({
   url,
   token,
   timeoutMs = 10_000,
@@ -194,4 +194,4 @@ export function createProducer({
   };
 }
 
-export type ProducerClient = ReturnType<typeof createProducer>;
+export type ProducerClient = ReturnType<typeof createProducerClient>;

@@ -8,7 +8,7 @@ import { ProtocolError, ServerError, fromReply, replyText } from './errors.js';
 import { mintId, remint } from './ids.js';
 import { dedupIdOf, dedupKey, enqueueKeys, validateId } from './keyspace.js';
 import { enqueueOnceScript } from './scripts.js';
-import { checkPayload, type Payload, type Verdict } from './enqueue.js';
+import { MINT_TRIES, checkPayload, type Payload, type Verdict } from './enqueue.js';
 
 export interface OnceOptions {
   /** What the key belongs to, e.g. `webhook:<source>`, `webhook-body:<source>` or `key:<token digest>`. */
@@ -37,7 +37,6 @@ export function checkTtlSeconds(ttlSeconds: number): void {
 }
 
 /** Ids minted for one call, in all, before enqueueOnce stops trying. */
-export const MINT_TRIES = 8;
 
 /**
  * Enqueues `payload` unless (scope, key) was used within its lifetime, in which case it

@@ -6,14 +6,14 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ProducerError, createProducer } from '../client/index.js';
+import { ProducerError, createProducerClient } from '../client/index.js';
 import { decodeId } from '../shared/index.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 
 const bin = fileURLToPath(new URL('../bin/emq.js', import.meta.url));
 const TOKEN = 'client-test-token-0123456789';
 
-describe('createProducer (typed client)', () => {
+describe('createProducerClient (typed client)', () => {
   const valkeyUrl = inject('servers')[0]!.url;
   let producer: ChildProcess;
   let url: string;
@@ -45,7 +45,7 @@ describe('createProducer (typed client)', () => {
   });
 
   it('enqueue: mints a JOB id on the client, stores the bytes exactly, duplicate on the same id', async () => {
-    const client = createProducer({ url, token: TOKEN });
+    const client = createProducerClient({ url, token: TOKEN });
     const q = freshQueue('client');
     const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
     const first = await client.enqueue(q, bytes);
@@ -58,7 +58,7 @@ describe('createProducer (typed client)', () => {
   });
 
   it('enqueueMany: text, bytes that are not UTF-8, a BOM: all exact, verdicts in order', async () => {
-    const client = createProducer({ url, token: TOKEN });
+    const client = createProducerClient({ url, token: TOKEN });
     const q = freshQueue('client');
     const jobs = [{ payload: 'text ✓' }, { payload: new Uint8Array([0xff, 0, 0xfe]) }, { payload: new Uint8Array([0xef, 0xbb, 0xbf, 0x41]) }];
     const results = await client.enqueueMany(q, jobs);
@@ -69,18 +69,18 @@ describe('createProducer (typed client)', () => {
 
   it('a refusal is a ProducerError with the problem\'s code, and is not retried', async () => {
     let calls = 0;
-    const client = createProducer({ url, token: 'wrong-token-0123456789', fetch: (i, init) => (calls++, fetch(i, init)) });
+    const client = createProducerClient({ url, token: 'wrong-token-0123456789', fetch: (i, init) => (calls++, fetch(i, init)) });
     const q = freshQueue('client');
     const error = await client.enqueue(q, 'x').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProducerError);
     expect(error).toMatchObject({ status: 401, code: 'unauthorized' });
     expect(calls).toBe(1);
-    await expect(createProducer({ url, token: TOKEN }).enqueue('bad queue', 'x')).rejects.toMatchObject({ status: 400, code: 'invalid_queue' });
+    await expect(createProducerClient({ url, token: TOKEN }).enqueue('bad queue', 'x')).rejects.toMatchObject({ status: 400, code: 'invalid_queue' });
     expect(await admin.footprint(q)).toEqual({});
   });
 
   it('nodeId: the ids it mints carry it', async () => {
-    const client = createProducer({ url, token: TOKEN, nodeId: 321 });
+    const client = createProducerClient({ url, token: TOKEN, nodeId: 321 });
     const { id } = await client.enqueue(freshQueue('client'), 'x');
     expect(decodeId(id).node).toBe(321);
   });
@@ -92,7 +92,7 @@ describe('createProducer (typed client)', () => {
     const q = freshQueue('collide');
     const seen: string[] = [];
     let calls = 0;
-    const client = createProducer({
+    const client = createProducerClient({
       url,
       token: TOKEN,
       nodeId: 5,
@@ -163,7 +163,7 @@ describe('createProducer (typed client)', () => {
     it('the retry carries the same id: one job, and the answer is duplicate', async () => {
       seen = [];
       failFirst = true;
-      const client = createProducer({ url: proxyUrl, token: TOKEN, backoffMs: 1 });
+      const client = createProducerClient({ url: proxyUrl, token: TOKEN, backoffMs: 1 });
       const q = freshQueue('retry');
       const result = await client.enqueue(q, 'landed once');
       expect(seen).toHaveLength(2);
@@ -174,7 +174,7 @@ describe('createProducer (typed client)', () => {
 
     it('a batch retried after a 503 keeps its ids: no job twice', async () => {
       failFirst = true;
-      const client = createProducer({ url: proxyUrl, token: TOKEN, backoffMs: 1 });
+      const client = createProducerClient({ url: proxyUrl, token: TOKEN, backoffMs: 1 });
       const q = freshQueue('retry');
       const results = await client.enqueueMany(q, [{ payload: 'a' }, { payload: 'b' }]);
       expect(results.map((r) => r.verdict)).toEqual(['duplicate', 'duplicate']);

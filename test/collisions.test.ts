@@ -2,7 +2,7 @@
 // every id one of them sends, the other sends too. Enqueued concurrently into one queue,
 // every job must land, none may be answered `duplicate`, none may be lost.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createProducer } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { createMinter, decodeId, enqueueMany, enqueueNew } from '../shared/index.js';
 import { freshQueue } from './support/admin.js';
@@ -66,7 +66,7 @@ describe.each(targets())('collisions: $name', (target) => {
     const q = freshQueue('collide');
     const token = 'collision-test-token-0123456789';
     const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token, queues: ['*'] }]) });
-    const apps = twins().map((mint) => createProducer({ config: () => config, connection: () => t.conn, minter: Object.assign(mint, { node: 7 }) }));
+    const apps = twins().map((mint) => createProducerApp({ config: () => config, connection: () => t.conn, minter: Object.assign(mint, { node: 7 }) }));
     const post = (n: number, path: string, body: string) =>
       apps[n % 2]!.fetch(new Request(`http://producer/v1/queues/${q}/${path}`, { method: 'POST', body, headers: { Authorization: `Bearer ${token}` } }));
     const singles = Array.from({ length: 60 }, (_, i) => `single-${i}`);

@@ -18,7 +18,7 @@ import {
   mintId,
   replyText,
 } from '../shared/index.js';
-import { MINT_TRIES } from '../shared/enqueue-once.js';
+import { MINT_TRIES } from '../shared/enqueue.js';
 import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
 import { targets } from './support/targets.js';
 

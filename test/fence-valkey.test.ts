@@ -5,9 +5,9 @@
 // everything works and the key is never written. Another value, before start, while
 // running, after a CLIENT KILL or a server restart: every write is refused, nothing lands,
 // the admin scope still works; set back or deleted: everything recovers by itself.
-import { createProducer as createClient } from '../client/index.js';
+import { createProducerClient as createClient } from '../client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProducer } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { findServer, startServer, type RunningServer } from '../scripts/valkey.js';
 import type { Connection } from '../shared/connection.js';
@@ -38,7 +38,7 @@ interface Writers {
   rest: Connection;
   producer: ProducerProcess;
   /** The producer app over the REST connection through the gateway: the Worker's path, in Node. */
-  app: ReturnType<typeof createProducer>;
+  app: ReturnType<typeof createProducerApp>;
 }
 
 async function openWriters(valkeyUrl: string, gatewayEnv: Record<string, string> = {}, glideTimeoutMs = 5_000): Promise<Writers> {
@@ -49,7 +49,7 @@ async function openWriters(valkeyUrl: string, gatewayEnv: Record<string, string>
   ]);
   const rest = connectRest({ url: gateway.url, token: gateway.producer });
   const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) });
-  const app = createProducer({ config: () => config, connection: () => rest });
+  const app = createProducerApp({ config: () => config, connection: () => rest });
   return { glide, gateway, rest, producer, app };
 }
 

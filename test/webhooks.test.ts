@@ -6,7 +6,7 @@ import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { createProducer } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { dedupIdOf, mintId } from '../shared/index.js';
@@ -49,14 +49,14 @@ describe('POST /v1/webhooks/:source', () => {
   const valkeyUrl = inject('servers')[0]!.url;
   let glide: GlideConnection;
   let admin: Admin;
-  let app: ReturnType<typeof createProducer>;
+  let app: ReturnType<typeof createProducerApp>;
   const stripe = new Stripe('sk_test_unused');
 
   beforeAll(async () => {
     glide = await connectGlide(valkeyUrl);
     admin = await connectAdmin(valkeyUrl);
     const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(SOURCES) });
-    app = createProducer({ config: () => config, connection: () => glide });
+    app = createProducerApp({ config: () => config, connection: () => glide });
     keysAtStart = Number(await admin.call('DBSIZE'));
   });
   afterAll(async () => {
@@ -178,7 +178,7 @@ describe('POST /v1/webhooks/:source', () => {
 describe('finding 1 (security review): webhook verification does bounded work whatever the header holds', () => {
   const SOURCES1 = { st: { kind: 'stripe', secrets: ['whsec_first-secret-0123', 'whsec_second-secret-012'], queue: 'f1' } };
   const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(SOURCES1) });
-  const app = createProducer({ config: () => config, connection: () => { throw new Error('a refusal must not reach Valkey'); } });
+  const app = createProducerApp({ config: () => config, connection: () => { throw new Error('a refusal must not reach Valkey'); } });
   const body = new Uint8Array(1024 * 1024).fill(0x61);
   /** The answer, and how many HMACs (Web Crypto sign or verify calls) it cost. */
   const hostile = async (header: string) => {
@@ -238,7 +238,7 @@ describe('finding 6 (security review): a delivery with no signed timestamp (gith
       sw: { kind: 'standard', secrets: [STANDARD_NEW], queue },
     };
     const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(sources) });
-    const app = createProducer({ config: () => config, connection: () => glide });
+    const app = createProducerApp({ config: () => config, connection: () => glide });
     const post = async (source: string, body: string | Uint8Array, headers: Record<string, string>) => {
       const res = await app.fetch(new Request(`http://producer/v1/webhooks/${source}`, { method: 'POST', body, headers }));
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -401,13 +401,13 @@ describe('Idempotency-Key on POST /v1/queues/:queue/jobs', () => {
   const valkeyUrl = inject('servers')[0]!.url;
   let glide: GlideConnection;
   let admin: Admin;
-  let app: ReturnType<typeof createProducer>;
+  let app: ReturnType<typeof createProducerApp>;
   const OTHER = 'another-caller-token-0123456789';
   beforeAll(async () => {
     glide = await connectGlide(valkeyUrl);
     admin = await connectAdmin(valkeyUrl);
     const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }, { token: OTHER, queues: ['*'] }]) });
-    app = createProducer({ config: () => config, connection: () => glide });
+    app = createProducerApp({ config: () => config, connection: () => glide });
   });
   afterAll(async () => {
     await glide?.close();

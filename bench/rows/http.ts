@@ -20,7 +20,7 @@ import { pickTool, runLoad, type LoadSpec } from '../http-gen.js';
 import { cpuWindow, spawnServing, type Child, type Proc } from '../procs.js';
 import { fmtInt, type Row } from '../report.js';
 import { BULL_PREFIX } from './peer.js';
-import { startGateway } from './rest.js';
+import { startBenchGateway } from './rest.js';
 
 const QUEUE = 'bench';
 const BODY = JSON.stringify(payloadOf(0));
@@ -102,7 +102,7 @@ export async function httpRows(bench: Bench): Promise<void> {
   };
 
   await bench.row('worker', async (r, cleanup) => {
-    const gw = await startGateway(bench, r, cleanup);
+    const gw = await startBenchGateway(bench, r, cleanup);
     const bindings = { EMQ_REST_URL: gw.url, EMQ_REST_TOKEN: gw.producer, EMQ_TOKENS: emqTokens, EMQ_MAX_PAYLOAD_BYTES: '1048576' };
     const wd = await workerd(r, cleanup, 'producer', BUNDLE, bindings);
     const created = await http(r, wd.url, [{ label: 'workerd', pid: wd.pid }, { label: 'gateway', pid: gw.pid }], true);

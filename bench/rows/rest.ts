@@ -7,7 +7,7 @@ import { adopt, cpuWindow, type Child } from '../procs.js';
 import type { Row } from '../report.js';
 
 /** `emq gateway` in front of the bench's server, with fresh tokens, stopped (and its exit checked) at the end of `row`. */
-export async function startGateway(bench: Bench, row: Row, cleanup: Array<() => Promise<void>>): Promise<GatewayProcess & { pid: number }> {
+export async function startBenchGateway(bench: Bench, row: Row, cleanup: Array<() => Promise<void>>): Promise<GatewayProcess & { pid: number }> {
   const gw = await startGatewayProcess(bench.server.url);
   const pid = gw.child.pid!;
   const child: Pick<Child, 'label' | 'stop' | 'output'> = { label: 'gateway', stop: adopt('gateway', pid, () => gw.stop()), output: () => gw.stderr() };
@@ -17,7 +17,7 @@ export async function startGateway(bench: Bench, row: Row, cleanup: Array<() => 
 
 export async function restRows(bench: Bench): Promise<void> {
   await bench.row('rest', async (r, cleanup) => {
-    const gw = await startGateway(bench, r, cleanup);
+    const gw = await startBenchGateway(bench, r, cleanup);
     const connection = connectRest({ url: gw.url, token: gw.producer });
     cleanup.push(() => connection.close());
     const queues = queuesOf('bench-rest');

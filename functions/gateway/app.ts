@@ -16,11 +16,11 @@ import { Unavailable, type Backend } from './backend.js';
 import { TooLarge, readBody } from '../http/body.js';
 import { createPolicy } from './policy.js';
 import { bodyOf } from './reply.js';
-import type { Scope, Tokens } from './tokens.js';
+import type { Scope, GatewayTokens } from './tokens.js';
 
 export interface GatewayOptions {
   backend: Backend;
-  tokens: Tokens;
+  tokens: GatewayTokens;
   /** The scripts a producer token may run. */
   scripts: readonly Script[];
   /** Largest request body, in bytes; refused with 413 as it streams in. */

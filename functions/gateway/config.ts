@@ -4,11 +4,11 @@
 import { ConfigError, onOff, scopedTokens, text, valkeyUrl, wholeNumber, wireVersion } from '../../shared/config/parse.js';
 import { limitsFrom, type ServerLimits } from '../http/limits.js';
 import { tlsFrom } from './tls.js';
-import { parseTokens, type Tokens } from './tokens.js';
+import { parseGatewayTokens, type GatewayTokens } from './tokens.js';
 
 export interface GatewayConfig {
   valkeyUrl: string;
-  tokens: Tokens;
+  tokens: GatewayTokens;
   host: string;
   port: number;
   timeoutMs: number;
@@ -23,7 +23,7 @@ export function gatewayConfigFrom(env: Record<string, string | undefined>): Gate
   if (!url) throw new ConfigError('VALKEY_URL', 'VALKEY_URL is not set: the gateway needs the Valkey server to front');
   return {
     valkeyUrl: url,
-    tokens: parseTokens(scopedTokens(env, 'EMQ_GATEWAY_TOKENS')),
+    tokens: parseGatewayTokens(scopedTokens(env, 'EMQ_GATEWAY_TOKENS')),
     host: text(env, 'EMQ_GATEWAY_HOST')!,
     port: wholeNumber(env, 'EMQ_GATEWAY_PORT'),
     timeoutMs: wholeNumber(env, 'EMQ_GATEWAY_TIMEOUT_MS'),

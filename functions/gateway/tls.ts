@@ -1,5 +1,5 @@
 // HTTPS for `emq gateway`: EMQ_GATEWAY_TLS_CERT and EMQ_GATEWAY_TLS_KEY, the paths of a PEM
-// certificate chain and its unencrypted private key; both or neither. Tokens travel in every
+// certificate chain and its unencrypted private key; both or neither. GatewayTokens travel in every
 // request, so a gateway reachable beyond loopback serves HTTPS, or sits behind a proxy that
 // terminates TLS. Read and checked at start: a file that cannot be read, is not PEM, or a key
 // that does not match stops the start, naming the variable, never its value (the path).

@@ -4,7 +4,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 
 export type Scope = 'admin' | 'producer';
 
-export interface Tokens {
+export interface GatewayTokens {
   /** The scope a presented token carries, or undefined. Takes the same time whatever matches. */
   scopeOf(presented: string): Scope | undefined;
   readonly size: number;
@@ -14,7 +14,7 @@ export interface Tokens {
 const digest = (s: string) => hash('sha256', s, 'buffer');
 
 /** Parses the token list; errors name the entry's position, never its token. */
-export function parseTokens(spec: string | undefined): Tokens {
+export function parseGatewayTokens(spec: string | undefined): GatewayTokens {
   const entries = (spec ?? '').split(',').map((e) => e.trim()).filter(Boolean);
   if (entries.length === 0) {
     throw new Error('EMQ_GATEWAY_TOKENS is empty: set it to a comma-separated list of scope:token (scope admin or producer)');

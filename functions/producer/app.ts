@@ -75,7 +75,7 @@ function problemOf(err: unknown): Problem {
   return new Problem(500, 'internal', 'an unexpected error; nothing about it is shown here');
 }
 
-export function createProducer({ config, connection, regionOf, minter: given }: ProducerOptions): Hono<Env> {
+export function createProducerApp({ config, connection, regionOf, minter: given }: ProducerOptions): Hono<Env> {
   const app = new Hono<Env>();
   // this app's minter, on its configured node id (or one drawn from the pool once, at first use)
   let minter: Minter | undefined = given;

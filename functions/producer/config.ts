@@ -4,13 +4,13 @@
 // from it). Regions (EMQ_REGION, EMQ_HOME_REGIONS, EMQ_REGION_URLS, EMQ_REST_TOKEN_<REGION>)
 // are read by regions.ts; the Node process's own settings by node-config.ts.
 import { nodeId, nodePool, wholeNumber, type Vars } from '../../shared/config/parse.js';
-import { parseTokens, type Tokens } from './tokens.js';
+import { parseCallerTokens, type CallerTokens } from './tokens.js';
 import { parseSources, type Source } from './webhooks/sources.js';
 
 export type { Vars };
 
 export interface Config {
-  tokens: Tokens;
+  tokens: CallerTokens;
   maxPayloadBytes: number;
   maxBatchBytes: number;
   maxBatchItems: number;
@@ -27,7 +27,7 @@ export function configFrom(vars: Vars): Config {
   const dedupeTtlSeconds = wholeNumber(vars, 'EMQ_DEDUPE_TTL_SECONDS');
   return {
     // JSON of a given shape: their own parsers (named in the table) check it
-    tokens: parseTokens(vars.EMQ_TOKENS),
+    tokens: parseCallerTokens(vars.EMQ_TOKENS),
     maxPayloadBytes: wholeNumber(vars, 'EMQ_MAX_PAYLOAD_BYTES'),
     maxBatchBytes: wholeNumber(vars, 'EMQ_MAX_BATCH_BYTES'),
     maxBatchItems: 1_000,

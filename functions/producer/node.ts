@@ -7,7 +7,7 @@
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
-import { createProducer } from './app.js';
+import { createProducerApp } from './app.js';
 import { listen } from '../http/listen.js';
 import { nodeProducerConfigFrom } from './node-config.js';
 
@@ -27,7 +27,7 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
   } else {
     connection = connectRest({ url: via.restUrl, token: via.restToken, timeoutMs: config.restTimeoutMs });
   }
-  const app = createProducer({ config: () => config, connection: () => connection });
+  const app = createProducerApp({ config: () => config, connection: () => connection });
   const { server, url } = await listen({ fetch: app.fetch, host, port, limits }).catch(async (err: unknown) => {
     await connection.close();
     throw err;

@@ -1,7 +1,7 @@
 // Callers' tokens, from the EMQ_TOKENS secret: a JSON array of
 //   { "token": "<at least 16 characters>", "queues": ["orders", "tenant-a.*", "*"] }
 // where a queue pattern is an exact name, a prefix ending in `*`, or `*` for every queue.
-// Tokens are compared in constant time (every byte of every configured token) and never
+// CallerTokens are compared in constant time (every byte of every configured token) and never
 // appear in errors or logs.
 
 import { sha256Hex } from '../../shared/keyspace.js';
@@ -13,7 +13,7 @@ export interface Caller {
   scope(): Promise<string>;
 }
 
-export interface Tokens {
+export interface CallerTokens {
   /** The caller a presented token belongs to, or undefined. */
   callerOf(presented: string): Caller | undefined;
 }
@@ -38,7 +38,7 @@ function sameToken(presented: Uint8Array, known: Uint8Array): boolean {
 }
 
 /** Parses EMQ_TOKENS; an error names the entry by position, never by its token. */
-export function parseTokens(spec: string | undefined): Tokens {
+export function parseCallerTokens(spec: string | undefined): CallerTokens {
   if (!spec) throw new Error('EMQ_TOKENS is not set: a JSON array of {"token": "...", "queues": ["..."]}');
   let list: unknown;
   try {

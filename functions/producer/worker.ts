@@ -3,12 +3,12 @@
 // another region goes through that region's gateway, so one queue's jobs share one Valkey.
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
-import { createProducer } from './app.js';
+import { createProducerApp } from './app.js';
 import { configFrom, type Config, type Vars } from './config.js';
 import { Problem } from './problem.js';
 import { regionsFrom, type Regions } from './regions.js';
 
-type App = ReturnType<typeof createProducer>;
+type App = ReturnType<typeof createProducerApp>;
 
 let built: { env: Vars; key: string; app: App } | undefined;
 
@@ -35,7 +35,7 @@ export function producerFor(env: Vars): App {
   let regions: Regions | undefined;
   const connections = new Map<string | undefined, Connection>(); // one per region reached
   const routes = () => (regions ??= configured(() => regionsFrom(env)));
-  const app = createProducer({
+  const app = createProducerApp({
     config: () => (config ??= configFrom(env)),
     regionOf: (queue) => routes().homeOf(queue),
     connection: (queue) => {

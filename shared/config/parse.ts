@@ -6,7 +6,7 @@
 import { parseValkeyUrl } from '../connections/valkey-url.js';
 import { isWireVersion } from '../fence.js';
 import { NODE_MAX, parseNodePool } from '../ids.js';
-import { variable, type Kind, type Variable } from './variables.js';
+import { variable, type VariableKind, type Variable } from './variables.js';
 
 export type Vars = Record<string, string | undefined>;
 
@@ -21,9 +21,9 @@ export class ConfigError extends Error {
   }
 }
 
-type Of<T extends Kind['type']> = Variable & { kind: Extract<Kind, { type: T }> };
+type Of<T extends VariableKind['type']> = Variable & { kind: Extract<VariableKind, { type: T }> };
 
-function entry<T extends Kind['type']>(name: string, type: T): Of<T> {
+function entry<T extends VariableKind['type']>(name: string, type: T): Of<T> {
   const v = variable(name);
   if (v.kind.type !== type) throw new Error(`${name} is a ${v.kind.type} in the table, not a ${type}`);
   return v as Of<T>;

@@ -16,7 +16,7 @@ export const APPS: ReadonlyArray<{ app: App; label: string }> = [
   { app: 'client', label: 'the typed client (client/), where the runtime has an environment' },
 ];
 
-export type Kind =
+export type VariableKind =
   /** A whole number from min to max, in `unit`. */
   | { type: 'whole'; min: number; max: number; unit: 'bytes' | 'ms' | 'seconds' | 'count' | 'port' }
   /** 1 (on) or 0 (off). */
@@ -40,7 +40,7 @@ export type Kind =
 export interface Variable {
   /** The name; `<REGION>` marks a family (EMQ_REST_TOKEN_EU_WEST, ...). */
   name: string;
-  kind: Kind;
+  kind: VariableKind;
   /** The value when unset or empty; undefined: none (then `required` says when it must be set). */
   default?: number | string | boolean;
   /** When it must be set, if ever. */

@@ -13,7 +13,7 @@ const MIN_SECRET_BYTES = 16;
 /** Few secrets: each costs one HMAC of the body per delivery (rotation needs two). */
 const MAX_SECRETS = 4;
 
-function secretBytes(kind: Kind, secret: string, where: string): Uint8Array {
+function secretBytes(kind: SourceKind, secret: string, where: string): Uint8Array {
   let bytes: Uint8Array;
   if (kind === 'standard' && secret.startsWith('whsec_')) {
     const decoded = fromBase64(secret.slice(6));
@@ -24,11 +24,11 @@ function secretBytes(kind: Kind, secret: string, where: string): Uint8Array {
   return bytes;
 }
 
-export type Kind = 'github' | 'stripe' | 'standard' | 'hmac';
+export type SourceKind = 'github' | 'stripe' | 'standard' | 'hmac';
 
 export interface Source {
   name: string;
-  kind: Kind;
+  kind: SourceKind;
   secrets: string[];
   /** The secrets as HMAC keys: a Standard Webhooks `whsec_` secret base64-decoded, any other as its UTF-8 bytes. */
   secretBytes: Uint8Array[];
@@ -41,7 +41,7 @@ export interface Source {
   eventHeader?: string;
 }
 
-const KINDS = new Set<Kind>(['github', 'stripe', 'standard', 'hmac']);
+const KINDS = new Set<SourceKind>(['github', 'stripe', 'standard', 'hmac']);
 
 export function parseSources(spec: string | undefined, dedupeTtlSeconds = 7 * 24 * 3600): Map<string, Source> {
   const out = new Map<string, Source>();
@@ -56,11 +56,11 @@ export function parseSources(spec: string | undefined, dedupeTtlSeconds = 7 * 24
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     const s = (value ?? {}) as Record<string, unknown>;
     const where = `EMQ_SOURCES.${name}`;
-    if (!KINDS.has(s.kind as Kind)) throw new Error(`${where}.kind must be github, stripe, standard or hmac`);
+    if (!KINDS.has(s.kind as SourceKind)) throw new Error(`${where}.kind must be github, stripe, standard or hmac`);
     if (!Array.isArray(s.secrets) || s.secrets.length === 0 || s.secrets.length > MAX_SECRETS || !s.secrets.every((x) => typeof x === 'string' && x.length > 0)) {
       throw new Error(`${where}.secrets must be an array of 1 to ${MAX_SECRETS} strings`);
     }
-    const keys = (s.secrets as string[]).map((secret, i) => secretBytes(s.kind as Kind, secret, `${where}.secrets[${i}]`));
+    const keys = (s.secrets as string[]).map((secret, i) => secretBytes(s.kind as SourceKind, secret, `${where}.secrets[${i}]`));
     try {
       validateQueue(s.queue);
     } catch (err) {
@@ -70,7 +70,7 @@ export function parseSources(spec: string | undefined, dedupeTtlSeconds = 7 * 24
     if (typeof tolerance !== 'number' || !(tolerance > 0)) throw new Error(`${where}.toleranceSeconds must be a positive number`);
     // a delivery older than its dedup key could be replayed once the key expired
     if (tolerance >= dedupeTtlSeconds) throw new Error(`${where}.toleranceSeconds must be below EMQ_DEDUPE_TTL_SECONDS`);
-    const source: Source = { name, kind: s.kind as Kind, secrets: s.secrets as string[], secretBytes: keys, queue: s.queue as string, toleranceSeconds: tolerance };
+    const source: Source = { name, kind: s.kind as SourceKind, secrets: s.secrets as string[], secretBytes: keys, queue: s.queue as string, toleranceSeconds: tolerance };
     if (source.kind === 'hmac') {
       for (const field of ['signatureHeader', 'idHeader'] as const) {
         if (typeof s[field] !== 'string' || !s[field]) throw new Error(`${where}.${field} is required for kind hmac`);
