@@ -1,4 +1,4 @@
-// shared/config/variables.ts → the README's Configuration section and the comments at the top
+// shared/config/variables.ts → docs/configuration.md's table and the comments at the top
 // of wrangler.toml (the Worker's vars and secrets), each between its marker lines; the rest of
 // both files is left exactly as it is (scripts/regions.mjs owns wrangler.toml's generated end).
 //   npm run config-docs                                rewrite both
@@ -10,7 +10,7 @@ import { README_BEGIN, README_END, WRANGLER_BEGIN, WRANGLER_END, readmeSection, 
 import { repoRoot } from './repo-root.js';
 
 const DOCS = [
-  { file: 'README.md', begin: README_BEGIN, end: README_END, section: readmeSection },
+  { file: 'docs/configuration.md', begin: README_BEGIN, end: README_END, section: readmeSection },
   { file: 'wrangler.toml', begin: WRANGLER_BEGIN, end: WRANGLER_END, section: wranglerComments },
 ];
 

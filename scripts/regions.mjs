@@ -188,7 +188,7 @@ function main(argv) {
   };
 
   if (!existsSync(wranglerFile)) return fail(wranglerFile, ['not found']);
-  if (!existsSync(regionsFile)) return fail(regionsFile, ['not found: it lists the regions, see README "Deploying per region"']);
+  if (!existsSync(regionsFile)) return fail(regionsFile, ['not found: it lists the regions, see docs/deployment.md']);
   const toml = readFileSync(wranglerFile, 'utf8');
   let map;
   try {

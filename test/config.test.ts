@@ -1,6 +1,6 @@
 // Configuration: the one table of variables (shared/config/variables.ts) covers every EMQ_*
 // name the code reads; its parsers refuse bad values naming the variable, never the value;
-// every entry point refuses a bad value before it serves or sends anything; and the README's
+// every entry point refuses a bad value before it serves or sends anything; and docs/configuration.md's
 // Configuration section and wrangler.toml's comments are what the table makes.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -203,10 +203,10 @@ describe('every entry point refuses a bad value before it serves or sends anythi
 });
 
 describe('the docs are what the table makes (npm run config-docs)', () => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readFileSync(join(root, 'docs', 'configuration.md'), 'utf8');
   const toml = readFileSync(join(root, 'wrangler.toml'), 'utf8');
 
-  it("the README's Configuration section and wrangler.toml's comments match the table", () => {
+  it("docs/configuration.md's table and wrangler.toml's comments match the table", () => {
     expect(replaceBetween(readme, README_BEGIN, README_END, readmeSection()), 'run npm run config-docs').toBe(readme);
     expect(replaceBetween(toml, WRANGLER_BEGIN, WRANGLER_END, wranglerComments()), 'run npm run config-docs').toBe(toml);
     for (const v of VARIABLES) expect(readme).toContain(`| \`${v.name}\` |`);

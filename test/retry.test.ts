@@ -1,4 +1,4 @@
-// The one retry policy: the numbers each caller documents (README) come out of it.
+// The one retry policy: the numbers each caller documents (docs/api.md) come out of it.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TRANSIENT_RETRY } from '../shared/dispatch.js';
 import { retryAfterMs, retryDelay, mayRetry, type RetryPolicy } from '../shared/retry.js';

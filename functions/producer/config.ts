@@ -1,6 +1,6 @@
 // The producer's configuration (the Worker's vars and secrets, or process.env on Node), read
 // through the parsers of shared/config/parse.ts: the names, kinds, defaults and meanings are
-// in the table, shared/config/variables.ts (and in the README's Configuration section, made
+// in the table, shared/config/variables.ts (and in docs/configuration.md, made
 // from it). Regions (EMQ_REGION, EMQ_HOME_REGIONS, EMQ_REGION_URLS, EMQ_REST_TOKEN_<REGION>)
 // are read by regions.ts; the Node process's own settings by node-config.ts.
 import { nodeId, nodePool, wholeNumber, type Vars } from '../../shared/config/parse.js';

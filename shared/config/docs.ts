@@ -1,4 +1,4 @@
-// The documentation made from the table (./variables.ts): the README's Configuration section
+// The documentation made from the table (./variables.ts): docs/configuration.md's table
 // and the comments at the top of wrangler.toml (the Worker's vars and secrets), each between
 // its two marker lines. scripts/config-docs.ts writes them (`npm run config-docs`, `--check`
 // for drift); test/config.test.ts fails when either file differs from what this makes.
@@ -57,7 +57,7 @@ const secretText = (v: Variable) => (v.secret === true ? 'yes' : v.secret === 'm
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 const code = (name: string) => `\`${name}\``;
 
-/** The README's Configuration section, markers included. */
+/** docs/configuration.md's table, markers included. */
 export function readmeSection(): string {
   const lines = [
     README_BEGIN,

@@ -1,6 +1,6 @@
 // Every variable any app of this project reads, once: its name, kind, default, meaning, the
 // apps that read it, and whether it is a secret. The parsers (./parse.ts) take bounds and
-// defaults from here, and the README's configuration section and the comments at the top of
+// defaults from here, and docs/configuration.md and the comments at the top of
 // wrangler.toml are generated from it (`npm run config-docs`; test/config.test.ts fails when
 // either drifts, or when the code reads an EMQ_* name this table lacks).
 // Runtime-agnostic: plain data, read in workerd as on Node.
@@ -152,7 +152,7 @@ export const VARIABLES: readonly Variable[] = [
   {
     name: 'EMQ_SOURCES',
     kind: { type: 'json', shape: '{"<source>": {"kind", "secrets", "queue", ...}}', parser: 'functions/producer/webhooks/sources.ts' },
-    meaning: 'webhook sources (see the README, "Webhooks"); a secret, since it holds signing secrets',
+    meaning: 'webhook sources (see docs/api.md, "Webhooks"); a secret, since it holds signing secrets',
     apps: ['worker', 'producer'],
     secret: 'may',
   },
