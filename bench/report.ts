@@ -226,5 +226,5 @@ export function chart(rows: readonly Row[], title: string, subtitle: string, cei
   }
   if (ceiling) out.push(`<text x="${lx}" y="${top - 11}" fill="#374151">- - - ceiling (#${ceiling.n})</text>`);
   out.push('</svg>');
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

@@ -1,7 +1,7 @@
 // The server under test: a private one started here (scripts/valkey.ts), or VALKEY_URL's; and
 // the admin commands the bench needs around the rows (flush, script load, counts, errors).
 import { readFileSync } from 'node:fs';
-import { Decoder, GlideClient } from '@valkey/valkey-glide';
+import { Decoder, type GlideClient } from '@valkey/valkey-glide';
 import { startServer } from '../scripts/valkey.js';
 import { command } from '../functions/gateway/glide-commands.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';

@@ -65,7 +65,7 @@ async function enqueueCommand(argv: string[]): Promise<void> {
       values.id !== undefined
         ? [values.id, await enqueue(connection, queue, values.id, payload)]
         : [await enqueueNew(connection, queue, payload), 'enqueued'];
-    process.stdout.write(JSON.stringify({ queue, id, verdict }) + '\n');
+    process.stdout.write(`${JSON.stringify({ queue, id, verdict })}\n`);
   } finally {
     await connection.close();
   }
@@ -98,10 +98,10 @@ function idCommand(argv: string[]): void {
   const { values, positionals } = parseArgs({ args: argv, options: { decode: { type: 'string' } }, allowPositionals: true, strict: true });
   if (positionals.length > 0) throw new UsageError('id takes no arguments but --decode <id>');
   if (values.decode !== undefined) {
-    process.stdout.write(JSON.stringify(decodeId(values.decode)) + '\n');
+    process.stdout.write(`${JSON.stringify(decodeId(values.decode))}\n`);
     return;
   }
-  process.stdout.write(minter()() + '\n');
+  process.stdout.write(`${minter()()}\n`);
 }
 
 /** The process's minter, on EMQ_NODE_ID, else a node id drawn from EMQ_NODE_IDS (checked first). */
@@ -132,7 +132,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'help':
       case '--help':
       case '-h':
-        process.stdout.write(USAGE + '\n');
+        process.stdout.write(`${USAGE}\n`);
         return 0;
       default:
         throw new UsageError(command ? `unknown command "${command}"` : 'no command');

@@ -28,7 +28,7 @@ function main(argv: string[]): number {
     console.error('usage: npm run config-docs [-- --check]');
     return 2;
   }
-  let docs;
+  let docs: ReturnType<typeof expected>;
   try {
     docs = expected();
   } catch (err) {

@@ -144,7 +144,7 @@ function addBackports(codename: string): boolean {
   if (!existsSync(file)) {
     const lines = ['Types: deb', `URIs: ${main.uri}`, `Suites: ${codename}-backports`, 'Components: main'];
     if (main.signedBy) lines.push(`Signed-By: ${main.signedBy}`);
-    writeFileSync(file, lines.join('\n') + '\n');
+    writeFileSync(file, `${lines.join('\n')}\n`);
     log(`added ${codename}-backports from the mirror in this machine's apt sources (${file})`);
   }
   return true;
@@ -279,7 +279,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       `logfile ${join(dir, 'server.log')}`,
       ...(options.config ?? []),
     ];
-    writeFileSync(join(dir, 'server.conf'), conf.join('\n') + '\n');
+    writeFileSync(join(dir, 'server.conf'), `${conf.join('\n')}\n`);
     let child = spawn(binary.path, [join(dir, 'server.conf')], { stdio: 'ignore' });
     try {
       await waitReady(port, child, 10_000);

@@ -67,7 +67,7 @@ export async function readBack(admin: GlideClient, ledger: Ledger, queues: reado
   for (const [id, job] of ledger.jobs) {
     if (!job.acked) continue;
     const s = stored.get(id);
-    if (!s || !s.pending || !s.payload) {
+    if (!s?.pending || !s.payload) {
       f.lost++;
       note(`acknowledged but ${!s ? 'absent' : !s.pending ? 'not pending' : 'without payload'}: ${job.queue} ${id}`);
     } else if (!s.payload.equals(job.payload)) {

@@ -98,7 +98,7 @@ describe('createProducerClient (typed client)', () => {
       nodeId: 5,
       fetch: async (input, init) => {
         const body = typeof init?.body === 'string' && init.body.startsWith('[') ? (JSON.parse(init.body) as Array<{ id: string }>) : undefined;
-        const ids = body ? body.map((b) => b.id) : [String((init?.headers as Record<string, string>)['Emq-Job-Id'])];
+        const ids = body ? body.map((b) => b.id) : [String((init?.headers as Record<string, string> | undefined)?.['Emq-Job-Id'])];
         seen.push(...ids);
         // the first try of the single enqueue (call 0) and of the batch (call 2) find someone
         // else's job already there under their first id

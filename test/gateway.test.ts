@@ -233,8 +233,8 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(other).toEqual({ status: 403, type: 'application/json', body: JSON.stringify({ error: "a producer token may run EVALSHA only of this project's scripts" }) });
       const kind = await post(evalshaPath(q, 'NOTAJOB'), { Authorization: `Bearer ${gw.producer}` }, 'p');
       expect(kind).toEqual({ status: 400, type: 'application/json', body: JSON.stringify({ error: 'EMQKIND job id must be JOB-namespaced' }) });
-      const escape = await post('/evalsha/%ZZ/0', { Authorization: `Bearer ${gw.admin}` }, 'p');
-      expect(escape).toEqual({ status: 400, type: 'application/json', body: JSON.stringify({ error: 'ERR bad percent-escape "%ZZ" in the path' }) });
+      const badEscape = await post('/evalsha/%ZZ/0', { Authorization: `Bearer ${gw.admin}` }, 'p');
+      expect(badEscape).toEqual({ status: 400, type: 'application/json', body: JSON.stringify({ error: 'ERR bad percent-escape "%ZZ" in the path' }) });
     });
 
     it('a token via Authorization: Bearer works', async () => {
@@ -309,7 +309,7 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       ['SET', () => ['SET', 'seed:str', 'overwritten']],
       ['SCRIPT FLUSH', () => ['SCRIPT', 'FLUSH']],
       ['EVAL of the enqueue text with one byte changed', (q, id) => ['EVAL', mutated, 2, ...keysOf(q, id), id, 'x']],
-      ['EVAL of the enqueue text plus a trailing newline', (q, id) => ['EVAL', enqueueScript.text + '\n', 2, ...keysOf(q, id), id, 'x']],
+      ['EVAL of the enqueue text plus a trailing newline', (q, id) => ['EVAL', `${enqueueScript.text}\n`, 2, ...keysOf(q, id), id, 'x']],
       ['EVAL of the enqueue text minus its last byte', (q, id) => ['EVAL', enqueueScript.text.slice(0, -1), 2, ...keysOf(q, id), id, 'x']],
       ['EVAL of return 1', () => ['EVAL', 'return 1', 0]],
       ['EVAL of a script that writes', () => ['EVAL', writer, 1, 'pwned']],

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { connectAdmin, type Admin } from './support/admin.js';
 import { answerOf, type Answer } from './support/answer.js';
-import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
-import { startProducerProcess, type ProducerProcess } from './support/producer.js';
+import { startGatewayProcess, } from './support/gateway.js';
+import { startProducerProcess, } from './support/producer.js';
 
 const USER = 'readyz-user-name';
 const PASSWORD = 'pa@ss-w0rd-secret'; // a raw '@': the userinfo runs to the last one

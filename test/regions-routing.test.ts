@@ -28,7 +28,7 @@ describe('a queue homed in another region: the Worker enqueues through that regi
   let us: Admin; // us-east's Valkey, seen directly
   let eu: Admin; // eu-west's Valkey
   let gateways: GatewayProcess[] = [];
-  let workers: Worker[] = [];
+  const workers: Worker[] = [];
   let usUrl: URL;
   let euUrl: URL;
   let dir: string;

@@ -62,7 +62,7 @@ export function readmeSection(): string {
   const lines = [
     README_BEGIN,
     'Every variable any part of this project reads, from the one table in',
-    '[`shared/config/variables.ts`](shared/config/variables.ts). Apps: ' + APPS.map((a) => `**${a.app}** ${a.label}`).join('; ') + '.',
+    `[\`shared/config/variables.ts\`](shared/config/variables.ts). Apps: ${APPS.map((a) => `**${a.app}** ${a.label}`).join('; ')}.`,
     'Each entry point checks its whole configuration before it serves or sends anything: a bad',
     'value stops `emq gateway`, `emq producer` and the CLI with exit 2 and `npm start` with exit 1,',
     'naming the variable, never its value. The Worker cannot refuse to start: it answers every',

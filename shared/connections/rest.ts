@@ -188,7 +188,7 @@ export class RestConnection implements Connection {
     const args = argsOf(command);
     const last = args[args.length - 1]!;
     const safe = this.safe([command]);
-    const path = '/' + args.slice(0, -1).map(segment).join('/');
+    const path = `/${args.slice(0, -1).map(segment).join('/')}`;
     // path-style drops empty segments, and an empty body adds no argument; and a long request
     // line is refused (Node's HTTP server: 431 past 16 KiB of headers; nginx: 8 KiB), which
     // long keys or arguments before the last would make: then send JSON (every project

@@ -377,7 +377,7 @@ export function planGateway(c: GwCase, phase: Phase): Plan {
       return refuse(400);
     }
     const commands = c.route === '/' ? [value] : Array.isArray(value) && value.length > 0 && value.length <= GW_MAX_PIPELINE ? value : undefined;
-    if (!commands || !commands.every(jsonArgsOk)) return refuse(400);
+    if (!commands?.every(jsonArgsOk)) return refuse(400);
     for (const args of commands) {
       const refused = policy(scope, asBuffers(args));
       if (refused) return refuse(refused);

@@ -4,7 +4,7 @@ export interface Answer {
   headers: Headers;
   text: string;
   // any: tests read fields of whatever JSON came back and assert on them
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: tests read fields of whatever JSON came back
   json: any;
 }
 
