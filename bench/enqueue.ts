@@ -58,21 +58,60 @@ interface RowSpec {
 
 /** The table, in order. */
 const ROWS: RowSpec[] = [
-  { key: 'vb-dup', short: 'valkey-benchmark, duplicate path', group: 'server', name: 'server alone, duplicate path: valkey-benchmark EVALSHA, one existing id' },
+  {
+    key: 'vb-dup',
+    short: 'valkey-benchmark, duplicate path',
+    group: 'server',
+    name: 'server alone, duplicate path: valkey-benchmark EVALSHA, one existing id',
+  },
   { key: CEILING, short: 'ceiling: unique ids (RESP generator)', group: 'server', name: 'server ceiling: EVALSHA @enqueue, unique ids (node RESP generator)' },
   { key: 'bull-add', short: 'BullMQ Queue.add', group: 'peer', name: 'BullMQ Queue.add (ioredis), 64 in flight' },
   { key: 'bull-bulk', short: 'BullMQ Queue.addBulk x100', group: 'peer', name: 'BullMQ Queue.addBulk x100 (ioredis), 8 in flight' },
   { key: 'single', short: 'enqueue, glide', group: 'glide', name: 'enqueue (glide), 64 in flight', peer: 'bull-add' },
   { key: 'batch', short: 'enqueueMany x100, glide', group: 'glide', name: 'enqueueMany x100 (glide), 8 in flight', peer: 'bull-bulk' },
-  { key: 'cluster-single', short: 'enqueue, glide, cluster', group: 'cluster', name: `enqueue (glide), Valkey Cluster ${PRIMARIES} primaries`, peer: 'bull-add', ref: 'single' },
-  { key: 'cluster-batch', short: 'enqueueMany x100, glide, cluster', group: 'cluster', name: `enqueueMany x100 (glide), Valkey Cluster ${PRIMARIES} primaries`, peer: 'bull-bulk', ref: 'batch' },
+  {
+    key: 'cluster-single',
+    short: 'enqueue, glide, cluster',
+    group: 'cluster',
+    name: `enqueue (glide), Valkey Cluster ${PRIMARIES} primaries`,
+    peer: 'bull-add',
+    ref: 'single',
+  },
+  {
+    key: 'cluster-batch',
+    short: 'enqueueMany x100, glide, cluster',
+    group: 'cluster',
+    name: `enqueueMany x100 (glide), Valkey Cluster ${PRIMARIES} primaries`,
+    peer: 'bull-bulk',
+    ref: 'batch',
+  },
   { key: 'rest', short: 'enqueue, REST → gateway', group: 'rest', name: 'enqueue (REST connection → gateway), 64 in flight', peer: 'bull-add', ref: 'single' },
-  { key: 'worker', short: 'HTTP: Worker → gateway → Valkey', group: 'http', name: 'HTTP: producer Worker (workerd) → gateway → Valkey', peer: 'hono-bullmq', ref: 'fetch-worker' },
+  {
+    key: 'worker',
+    short: 'HTTP: Worker → gateway → Valkey',
+    group: 'http',
+    name: 'HTTP: producer Worker (workerd) → gateway → Valkey',
+    peer: 'hono-bullmq',
+    ref: 'fetch-worker',
+  },
   { key: 'noop-worker', short: 'HTTP floor: no-op Worker', group: 'floor', name: 'HTTP floor: no-op Hono Worker (workerd)' },
-  { key: 'fetch-worker', short: 'HTTP floor: 1-fetch Worker', group: 'floor', name: 'HTTP floor: 1-fetch Hono Worker (workerd) → no-op upstream', ref: 'noop-worker' },
+  {
+    key: 'fetch-worker',
+    short: 'HTTP floor: 1-fetch Worker',
+    group: 'floor',
+    name: 'HTTP floor: 1-fetch Hono Worker (workerd) → no-op upstream',
+    ref: 'noop-worker',
+  },
   { key: 'noop-node', short: 'HTTP floor: no-op Hono on Node', group: 'floor', name: 'HTTP floor: no-op Hono on Node' },
   { key: 'hono-bullmq', short: 'HTTP peer: Hono + BullMQ on Node', group: 'peer', name: 'HTTP peer: Hono on Node + BullMQ Queue.add', ref: 'noop-node' },
-  { key: 'producer', short: 'HTTP: emq producer on Node', group: 'http', name: 'HTTP: emq producer (Hono on Node, glide) → Valkey', peer: 'hono-bullmq', ref: 'noop-node' },
+  {
+    key: 'producer',
+    short: 'HTTP: emq producer on Node',
+    group: 'http',
+    name: 'HTTP: emq producer (Hono on Node, glide) → Valkey',
+    peer: 'hono-bullmq',
+    ref: 'noop-node',
+  },
 ];
 
 const GROUPS: Record<string, string[]> = {
@@ -90,7 +129,8 @@ function selection(): Set<string> | undefined {
   for (const a of asked) {
     const expanded = GROUPS[a] ?? [a];
     for (const k of expanded) {
-      if (!ROWS.some((r) => r.key === k)) throw new Error(`unknown row "${a}": rows are ${ROWS.map((r) => r.key).join(', ')}; groups ${Object.keys(GROUPS).join(', ')}`);
+      if (!ROWS.some((r) => r.key === k))
+        throw new Error(`unknown row "${a}": rows are ${ROWS.map((r) => r.key).join(', ')}; groups ${Object.keys(GROUPS).join(', ')}`);
       keys.add(k);
     }
   }
@@ -144,7 +184,18 @@ async function main(): Promise<number> {
       if (!runs(key) || aborting) return;
       const n = ROWS.indexOf(spec) + 1;
       process.stderr.write(`bench: ${n}. ${spec.name}...\n`);
-      const r: Row = { n, key, name: spec.name, short: spec.short, group: spec.group, between: [], notes: [], problems: [], ...(spec.peer ? { peer: spec.peer } : {}), ...(spec.ref ? { ref: spec.ref } : {}) };
+      const r: Row = {
+        n,
+        key,
+        name: spec.name,
+        short: spec.short,
+        group: spec.group,
+        between: [],
+        notes: [],
+        problems: [],
+        ...(spec.peer ? { peer: spec.peer } : {}),
+        ...(spec.ref ? { ref: spec.ref } : {}),
+      };
       rows.push(r);
       const cleanup: Array<() => Promise<void>> = [];
       try {
@@ -158,10 +209,12 @@ async function main(): Promise<number> {
         for (const c of cleanup.reverse()) await c().catch(() => undefined);
       }
     },
-    stopAtEnd: (r, c, mustBeClean = true) => async () => {
-      const code = await c.stop();
-      if (mustBeClean && code !== 0) r.problems.push(`${c.label} exited ${code} on SIGTERM: ${c.output().trim().slice(-300)}`);
-    },
+    stopAtEnd:
+      (r, c, mustBeClean = true) =>
+      async () => {
+        const code = await c.stop();
+        if (mustBeClean && code !== 0) r.problems.push(`${c.label} exited ${code} on SIGTERM: ${c.output().trim().slice(-300)}`);
+      },
     zcards: async (queues) => {
       let sum = 0;
       for (const q of queues) sum += await server.pending(q);
@@ -209,7 +262,8 @@ async function main(): Promise<number> {
     ...bench.header,
     `each row: warm-up ${WARM_MS / 1000} s, measured ${MEASURE_MS / 1000} s (the server rows: a fixed count, sized to about that); jobs of ~100 bytes`,
   ];
-  const md = (svg: string) => page({ intro, rows, ceiling: { key: CEILING, n: ROWS.findIndex((r) => r.key === CEILING) + 1 }, verdict, ratios, accounting: accounting() }, svg);
+  const md = (svg: string) =>
+    page({ intro, rows, ceiling: { key: CEILING, n: ROWS.findIndex((r) => r.key === CEILING) + 1 }, verdict, ratios, accounting: accounting() }, svg);
   process.stdout.write(md('latest.svg'));
   if (save) {
     const svg = chart(rows, 'EchoMQ enqueue: ops/s per row, one run, one Valkey', `${stamp} · ${commit} · ${machine()} · ${version}`, CEILING);

@@ -59,7 +59,9 @@ function wrkScript(spec: LoadSpec): string {
   return `
 wrk.method = "POST"
 wrk.body = ${luaString(spec.body)}
-${Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`).join('\n')}
+${Object.entries(spec.headers)
+  .map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)
+  .join('\n')}
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
 function init(args) ok = 0; bad = {}; first = "" end
@@ -167,9 +169,11 @@ async function threadMain(spec: LoadSpec): Promise<void> {
     });
   await new Promise<void>((resolve) => parentPort!.once('message', () => resolve()));
   const end = performance.now() + spec.ms;
-  await Promise.all(Array.from({ length: spec.connections }, async () => {
-    while (performance.now() < end) await once();
-  }));
+  await Promise.all(
+    Array.from({ length: spec.connections }, async () => {
+      while (performance.now() < end) await once();
+    }),
+  );
   agent.destroy();
   const latencies = lat.slice(0, n);
   parentPort!.postMessage({ ...tally, latencies } satisfies ThreadTally, [latencies.buffer]);

@@ -117,7 +117,11 @@ function track(label: string, command: string, args: readonly string[], options:
  * stdout line; or, given `ready` (workerd, which prints none), once `ready()` answers true.
  * Stopped and thrown on failure to start in time.
  */
-export async function spawnServing(label: string, args: string[], options: { env?: Record<string, string>; command?: string; cwd?: string; ready?: () => Promise<boolean> } = {}): Promise<Child> {
+export async function spawnServing(
+  label: string,
+  args: string[],
+  options: { env?: Record<string, string>; command?: string; cwd?: string; ready?: () => Promise<boolean> } = {},
+): Promise<Child> {
   const { env, command = process.execPath, cwd, ready } = options;
   const { child, tracked, exited, keep } = track(label, command, args, { ...(env ? { env } : {}), ...(cwd ? { cwd } : {}), stdin: !ready });
   let out = '';
@@ -134,7 +138,7 @@ export async function spawnServing(label: string, args: string[], options: { env
     };
     child.stdout!.on('data', ready ? keep : onData);
     const poll = async () => {
-      if (await ready!()) return clearTimeout(timer), resolve('');
+      if (await ready!()) return (clearTimeout(timer), resolve(''));
       if (!gone(child)) setTimeout(poll, 50);
     };
     if (ready) void poll();

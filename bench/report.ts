@@ -71,7 +71,20 @@ function procCell(p: ProcUse): string {
 /** The markdown table, one line per row. `ceilingKey` names the row every other is divided by. */
 export function table(rows: readonly Row[], ceilingKey: string): string {
   const ceiling = figure(rows, ceilingKey);
-  const head = ['#', 'what', 'ops/s', 'vs ceiling', 'vs peer', 'vs ref', 'p50 ms', 'p99 ms', 'load CPU', 'Valkey CPU', 'in between: CPU [busiest thread]', 'others'];
+  const head = [
+    '#',
+    'what',
+    'ops/s',
+    'vs ceiling',
+    'vs peer',
+    'vs ref',
+    'p50 ms',
+    'p99 ms',
+    'load CPU',
+    'Valkey CPU',
+    'in between: CPU [busiest thread]',
+    'others',
+  ];
   const right = new Set([2, 3, 4, 5, 6, 7, 9, 11]);
   const body = rows.map((r) => {
     const ok = r.opsPerSec !== undefined && !r.failed;
@@ -109,11 +122,7 @@ export function targets(list: readonly Target[]): string[] {
 export function details(rows: readonly Row[]): string[] {
   const out: string[] = [];
   for (const r of rows) {
-    const lines = [
-      ...(r.failed ? [`FAILED: ${r.failed}`] : []),
-      ...r.problems.map((p) => `NOT TRUSTED: ${p}`),
-      ...r.notes,
-    ];
+    const lines = [...(r.failed ? [`FAILED: ${r.failed}`] : []), ...r.problems.map((p) => `NOT TRUSTED: ${p}`), ...r.notes];
     if (lines.length === 0) continue;
     out.push(`- **#${r.n} ${r.name}**`, ...lines.map((l) => `  - ${l.replace(/\n/g, '\n    ')}`));
   }
@@ -136,9 +145,9 @@ export interface Page {
 export function page(p: Page, svg: string): string {
   const legend = [
     `ops/s: jobs enqueued per second (HTTP rows: requests answered 201 per second). vs ceiling: against #${p.ceiling.n}.`,
-    'vs peer: against BullMQ doing the same (Queue.add, Queue.addBulk, or Hono + BullMQ over HTTP). vs ref: against the row named (an HTTP row\'s no-op floor, or the same load on the single node for the cluster rows).',
-    'p50/p99: latency of one call (a batch of 100 is one call; valkey-benchmark and the RESP generator keep none), or of one HTTP request, under that row\'s load.',
-    'CPU in cores busy over the measured window, from /proc: load = whoever sends (bench: this Node process, glide\'s threads included; wrk; valkey-benchmark); Valkey = the server (the cluster: each primary); in between = the processes on the way, [busiest thread]; others = the rest of the machine meanwhile.',
+    "vs peer: against BullMQ doing the same (Queue.add, Queue.addBulk, or Hono + BullMQ over HTTP). vs ref: against the row named (an HTTP row's no-op floor, or the same load on the single node for the cluster rows).",
+    "p50/p99: latency of one call (a batch of 100 is one call; valkey-benchmark and the RESP generator keep none), or of one HTTP request, under that row's load.",
+    "CPU in cores busy over the measured window, from /proc: load = whoever sends (bench: this Node process, glide's threads included; wrk; valkey-benchmark); Valkey = the server (the cluster: each primary); in between = the processes on the way, [busiest thread]; others = the rest of the machine meanwhile.",
   ];
   return [
     '# `npm run bench`: enqueue throughput, one run, one Valkey',
@@ -153,7 +162,10 @@ export function page(p: Page, svg: string): string {
     '',
     '## Targets',
     '',
-    '```', ...p.verdict, ...(p.ratios.length ? ['', ...p.ratios] : []), '```',
+    '```',
+    ...p.verdict,
+    ...(p.ratios.length ? ['', ...p.ratios] : []),
+    '```',
     '',
     '## Per row',
     '',
@@ -167,9 +179,25 @@ export function page(p: Page, svg: string): string {
 // ---- the chart: one bar per row with a figure, ops/s on a linear scale, coloured by what
 // the row measures, the ceiling as a dashed line. Plain SVG, no dependency.
 
-const COLOURS: Record<Group, string> = { server: '#374151', peer: '#d97706', glide: '#2563eb', cluster: '#7c3aed', rest: '#0891b2', http: '#059669', floor: '#cbd5e1' };
+const COLOURS: Record<Group, string> = {
+  server: '#374151',
+  peer: '#d97706',
+  glide: '#2563eb',
+  cluster: '#7c3aed',
+  rest: '#0891b2',
+  http: '#059669',
+  floor: '#cbd5e1',
+};
 /** The chart's legend, in this order. */
-const LEGEND: Array<[Group, string]> = [['server', 'server alone'], ['glide', 'glide'], ['cluster', 'glide, cluster'], ['rest', 'REST'], ['http', 'HTTP'], ['floor', 'no-op floors'], ['peer', 'BullMQ']];
+const LEGEND: Array<[Group, string]> = [
+  ['server', 'server alone'],
+  ['glide', 'glide'],
+  ['cluster', 'glide, cluster'],
+  ['rest', 'REST'],
+  ['http', 'HTTP'],
+  ['floor', 'no-op floors'],
+  ['peer', 'BullMQ'],
+];
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -202,7 +230,9 @@ export function chart(rows: readonly Row[], title: string, subtitle: string, cei
       `<text x="${x(v).toFixed(1)}" y="${plotBottom + 14}" text-anchor="middle" fill="#6b7280">${v >= 1000 ? `${v / 1000}k` : v}</text>`,
     );
   }
-  out.push(`<text x="${labelW + plotW / 2}" y="${plotBottom + 30}" text-anchor="middle" fill="#6b7280">ops/s (jobs enqueued, or requests answered, per second)</text>`);
+  out.push(
+    `<text x="${labelW + plotW / 2}" y="${plotBottom + 30}" text-anchor="middle" fill="#6b7280">ops/s (jobs enqueued, or requests answered, per second)</text>`,
+  );
   bars.forEach((r, i) => {
     const y = top + i * (barH + gap);
     const w = Math.max(1, x(r.opsPerSec!) - labelW);
@@ -221,7 +251,10 @@ export function chart(rows: readonly Row[], title: string, subtitle: string, cei
   let lx = labelW;
   for (const [group, text] of LEGEND) {
     if (!bars.some((r) => r.group === group)) continue;
-    out.push(`<rect x="${lx}" y="${top - 20}" width="10" height="10" fill="${COLOURS[group]}"/>`, `<text x="${lx + 14}" y="${top - 11}" fill="#374151">${esc(text)}</text>`);
+    out.push(
+      `<rect x="${lx}" y="${top - 20}" width="10" height="10" fill="${COLOURS[group]}"/>`,
+      `<text x="${lx + 14}" y="${top - 11}" fill="#374151">${esc(text)}</text>`,
+    );
     lx += 24 + text.length * 6.5;
   }
   if (ceiling) out.push(`<text x="${lx}" y="${top - 11}" fill="#374151">- - - ceiling (#${ceiling.n})</text>`);

@@ -11,6 +11,9 @@ export function idConfigFrom(env: Env): { nodeId: number | undefined; nodePool: 
 }
 
 /** `emq enqueue`: the node id, the wire version, and the server (`--url` wins over VALKEY_URL, which is then not read). */
-export function enqueueConfigFrom(env: Env, url: string | undefined): { nodeId: number | undefined; nodePool: [number, number]; wireVersion: string; url: string | undefined } {
+export function enqueueConfigFrom(
+  env: Env,
+  url: string | undefined,
+): { nodeId: number | undefined; nodePool: [number, number]; wireVersion: string; url: string | undefined } {
   return { ...idConfigFrom(env), wireVersion: wireVersion(env, 'EMQ_WIRE_VERSION'), url: url ?? valkeyUrl(env, 'VALKEY_URL') };
 }

@@ -62,9 +62,7 @@ async function enqueueCommand(argv: string[]): Promise<void> {
   try {
     // a minted id answered duplicate collided with another minter: enqueueNew mints again
     const [id, verdict] =
-      values.id !== undefined
-        ? [values.id, await enqueue(connection, queue, values.id, payload)]
-        : [await enqueueNew(connection, queue, payload), 'enqueued'];
+      values.id !== undefined ? [values.id, await enqueue(connection, queue, values.id, payload)] : [await enqueueNew(connection, queue, payload), 'enqueued'];
     process.stdout.write(`${JSON.stringify({ queue, id, verdict })}\n`);
   } finally {
     await connection.close();

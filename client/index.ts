@@ -66,7 +66,6 @@ const RETRYABLE = new Set([502, 503, 504]);
 // ignoreBOM: true keeps a leading BOM as text; the default would drop those three bytes
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-
 /** A batch item carrying the payload exactly: text when it is UTF-8, base64 otherwise. */
 function item(id: string, payload: Payload): Record<string, string> {
   if (typeof payload === 'string') {
@@ -110,7 +109,11 @@ export function createProducerClient({
       const last = !mayRetry(retry, attempt);
       let res: Response;
       try {
-        res = await fetchImpl(target, { ...init, headers: { ...(init.headers as object), Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(timeoutMs) });
+        res = await fetchImpl(target, {
+          ...init,
+          headers: { ...(init.headers as object), Authorization: `Bearer ${token}` },
+          signal: AbortSignal.timeout(timeoutMs),
+        });
       } catch (err) {
         if (last) throw new ProducerError(0, 'unreachable', `${base}: ${(err as Error).message}`);
         await backoff(retry, attempt);

@@ -63,7 +63,14 @@ export async function startCluster({ primaries = 3, replicas = 1 } = {}): Promis
         await startServer({
           binary,
           port,
-          config: ['cluster-enabled yes', 'cluster-config-file nodes.conf', 'cluster-node-timeout 2000', 'cluster-require-full-coverage no', 'cluster-replica-validity-factor 0', 'repl-diskless-sync-delay 0'],
+          config: [
+            'cluster-enabled yes',
+            'cluster-config-file nodes.conf',
+            'cluster-node-timeout 2000',
+            'cluster-require-full-coverage no',
+            'cluster-replica-validity-factor 0',
+            'repl-diskless-sync-delay 0',
+          ],
         }),
       );
     }

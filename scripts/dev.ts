@@ -87,7 +87,13 @@ async function startWorker(restUrl: string): Promise<string> {
   // goes through a private env file, never the command line, where ps would show it
   const all = config.workerVars(restUrl);
   secretsFile = join(root, '.cache', `dev-${process.pid}.env`);
-  writeFileSync(secretsFile, `${Object.entries(all).map(([k, v]) => `${k}=${dotenvQuoted(k, v)}`).join('\n')}\n`, { mode: 0o600 });
+  writeFileSync(
+    secretsFile,
+    `${Object.entries(all)
+      .map(([k, v]) => `${k}=${dotenvQuoted(k, v)}`)
+      .join('\n')}\n`,
+    { mode: 0o600 },
+  );
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', 'warn', '--env-file', secretsFile];
   worker = spawn(join(root, 'node_modules', '.bin', 'wrangler'), args, {
     cwd: root,

@@ -11,7 +11,9 @@ const target = `${root}shared/scripts.ts`;
 
 const camel = (name) => name.replace(/[-_](\w)/g, (_, c) => c.toUpperCase());
 
-const files = readdirSync(`${root}lua`).filter((f) => f.endsWith('.lua')).sort();
+const files = readdirSync(`${root}lua`)
+  .filter((f) => f.endsWith('.lua'))
+  .sort();
 const names = files.map((f) => camel(f.slice(0, -'.lua'.length)));
 
 const entries = readdirSync(`${root}lua`)
@@ -39,7 +41,7 @@ const out = [
   '}',
   '',
   ...entries,
-  '/** Every script, for allow-lists (the gateway\'s producer scope) and retry rules. */',
+  "/** Every script, for allow-lists (the gateway's producer scope) and retry rules. */",
   `export const allScripts: readonly Script[] = [${names.map((n) => `${n}Script`).join(', ')}];`,
   '',
 ].join('\n');

@@ -37,7 +37,7 @@ class Invalid extends Error {
 }
 
 function urlProblem(url) {
-  if (typeof url !== 'string') return 'must be a string: the region gateway\'s URL';
+  if (typeof url !== 'string') return "must be a string: the region gateway's URL";
   if (/\s/.test(url) || !URL.canParse(url)) return `${show(url)} is not a URL`;
   const u = new URL(url);
   if (u.protocol !== 'https:' && !(u.protocol === 'http:' && LOOPBACK.test(u.hostname))) {
@@ -66,7 +66,8 @@ function varsProblems(where, vars, problems) {
 function validate(map, workerName) {
   const problems = [];
   if (!isObject(map)) throw new Invalid(['must be a JSON object: {"regions": [{"name", "restUrl", "vars"?}], "queues"?: {...}, "vars"?: {...}}']);
-  for (const key of Object.keys(map)) if (!['regions', 'queues', 'vars', '$comment'].includes(key)) problems.push(`${show(key)}: unknown key (expected regions, queues, vars)`);
+  for (const key of Object.keys(map))
+    if (!['regions', 'queues', 'vars', '$comment'].includes(key)) problems.push(`${show(key)}: unknown key (expected regions, queues, vars)`);
   varsProblems('vars', map.vars, problems);
 
   const names = new Set();
@@ -75,10 +76,13 @@ function validate(map, workerName) {
   regions.forEach((r, i) => {
     const at = `regions[${i}]`;
     if (!isObject(r)) return void problems.push(`${at}: must be an object {"name", "restUrl", "vars"?}`);
-    for (const key of Object.keys(r)) if (!['name', 'restUrl', 'vars', '$comment'].includes(key)) problems.push(`${at}: unknown key ${show(key)} (expected name, restUrl, vars)`);
+    for (const key of Object.keys(r))
+      if (!['name', 'restUrl', 'vars', '$comment'].includes(key)) problems.push(`${at}: unknown key ${show(key)} (expected name, restUrl, vars)`);
     const { name } = r;
     if (typeof name !== 'string' || !REGION_RULE.test(name)) {
-      problems.push(`${at}.name: ${show(name)} is not a valid wrangler environment name: lowercase letters and digits in words joined by single '-', starting with a letter (e.g. "eu-west")`);
+      problems.push(
+        `${at}.name: ${show(name)} is not a valid wrangler environment name: lowercase letters and digits in words joined by single '-', starting with a letter (e.g. "eu-west")`,
+      );
     } else if (name === 'default') {
       problems.push(`${at}.name: "default" is the top-level Worker's name in npm run build; choose another`);
     } else if (`${workerName}-${name}`.length > WORKER_NAME_MAX) {
@@ -152,11 +156,13 @@ function checkHand({ head, tail }, regionNames) {
   const problems = [];
   for (const line of `${head}\n${tail}`.split('\n')) {
     const env = /^\s*\[\[?\s*env\.([A-Za-z0-9_-]+)/.exec(line)?.[1];
-    if (env && regionNames.includes(env)) problems.push(`${line.trim()} is written by hand outside the generated part: remove it, regions.json generates [env.${env}]`);
+    if (env && regionNames.includes(env))
+      problems.push(`${line.trim()} is written by hand outside the generated part: remove it, regions.json generates [env.${env}]`);
   }
   // a key right after the end marker would land in the last generated table
   const first = tail.split('\n').find((l) => l.trim() !== '' && !l.trim().startsWith('#'));
-  if (first !== undefined && !first.trim().startsWith('[')) problems.push(`${show(first.trim())} follows the end marker outside any table: move it above the generated part`);
+  if (first !== undefined && !first.trim().startsWith('['))
+    problems.push(`${show(first.trim())} follows the end marker outside any table: move it above the generated part`);
   const top = head.split(/^\s*\[/m)[0];
   const name = /^\s*name\s*=\s*"([a-z0-9][a-z0-9-]*)"\s*(#.*)?$/m.exec(top)?.[1];
   if (!name) problems.push('no top-level name = "<worker>" (lowercase letters, digits, -): each region\'s Worker is named <name>-<region>');

@@ -182,7 +182,7 @@ const HOW_TO_INSTALL =
 export function ensureServer(options: { peers?: boolean } = {}): ServerBinary {
   let valkey = findServer('valkey');
   const needRedis = options.peers === true && !findServer('redis');
-  const os = (!valkey || needRedis) ? canInstall() : undefined;
+  const os = !valkey || needRedis ? canInstall() : undefined;
   if (os) {
     const wanted: string[] = [];
     apt(['update']);

@@ -52,8 +52,7 @@ export async function dispatch(
   commands: readonly ScriptCommand[],
   { via = 'pipeline' }: DispatchOptions = {},
 ): Promise<Outcome[]> {
-  const send = (calls: readonly ScriptCommand[]) =>
-    via === 'run' ? Promise.all(calls.map((c) => connection.run(c))) : connection.pipeline(calls);
+  const send = (calls: readonly ScriptCommand[]) => (via === 'run' ? Promise.all(calls.map((c) => connection.run(c))) : connection.pipeline(calls));
   const outcomes = await send(commands);
 
   const flushed = indexes(outcomes, isNoScript);

@@ -89,7 +89,7 @@ export async function sendOnce(
   }
   throw new ServerError(
     `${name}: ${MINT_TRIES} freshly minted ids in a row each named an existing job; ids kept colliding, ` +
-      'so another minter shares this one\'s node id (check EMQ_NODE_ID); nothing was written',
+      "so another minter shares this one's node id (check EMQ_NODE_ID); nothing was written",
   );
 }
 
@@ -110,8 +110,6 @@ export function replyOf(value: unknown, sent: string, name = '@enqueue-once'): {
 }
 
 function describe(value: unknown): string {
-  const text = JSON.stringify(value, (_, v: unknown) =>
-    typeof v === 'bigint' ? Number(v) : v instanceof Uint8Array ? new TextDecoder().decode(v) : v,
-  );
+  const text = JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? Number(v) : v instanceof Uint8Array ? new TextDecoder().decode(v) : v));
   return text === undefined ? String(value) : text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }

@@ -163,7 +163,11 @@ export async function sendMinted(
   collided: (outcome: Outcome) => boolean,
   mint: () => string,
 ): Promise<Outcome[]> {
-  const outcomes = await dispatch(connection, script, ids.map((_, i) => commandOf(i)));
+  const outcomes = await dispatch(
+    connection,
+    script,
+    ids.map((_, i) => commandOf(i)),
+  );
   // collisions: minted ids another minter had taken get fresh ids, sent again
   for (let tries = 1; ; tries++) {
     const again = outcomes.map((o, i) => (minted[i] && collided(o) ? i : -1)).filter((i) => i >= 0);

@@ -26,9 +26,7 @@ export function validateQueue(queue: unknown): asserts queue is string {
   if (!QUEUE_RULE.test(queue)) {
     const bad = [...queue].find((c) => !QUEUE_RULE.test(c)) ?? '';
     const shown = /^[\x21-\x7e]$/.test(bad) ? `'${bad}'` : `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-    throw new InvalidQueueError(
-      `queue name ${describe(queue)} contains ${shown}; use only letters, digits, '.', '_' and '-'`,
-    );
+    throw new InvalidQueueError(`queue name ${describe(queue)} contains ${shown}; use only letters, digits, '.', '_' and '-'`);
   }
 }
 
@@ -79,7 +77,9 @@ export function validateGroup(group: unknown): asserts group is string {
   if (typeof group !== 'string') throw new InvalidIdError(`group must be a string, got ${typeof group}`);
   const problem = idShapeProblem(group);
   if (problem) {
-    throw new InvalidIdError(`group ${describe(group)} ${problem}: a group (lane) is named by a 14-character branded id of any namespace, such as PRT0KHTOWnGLuC`);
+    throw new InvalidIdError(
+      `group ${describe(group)} ${problem}: a group (lane) is named by a 14-character branded id of any namespace, such as PRT0KHTOWnGLuC`,
+    );
   }
 }
 

@@ -90,7 +90,12 @@ export async function enqueueGroupedOnce(connection: Connection, queue: string, 
   if (given !== undefined) validateId(given);
   const dedup = dedupKey(queue, await dedupIdOf(scope, key));
   const { flag, id } = await sendOnce(given, mint, '@genqueue-once', async (id) => {
-    const outcome = await runScript(connection, genqueueOnceScript, [...keysOf(id, group), dedup], [id, compare ? '1' : '0', String(ttlSeconds), group, payload]);
+    const outcome = await runScript(
+      connection,
+      genqueueOnceScript,
+      [...keysOf(id, group), dedup],
+      [id, compare ? '1' : '0', String(ttlSeconds), group, payload],
+    );
     if (!outcome.ok) throw fromReply(outcome.error);
     return replyOf(outcome.value, id, '@genqueue-once');
   });

@@ -144,7 +144,12 @@ export async function scheduleOnce(connection: Connection, queue: string, option
   const dedup = dedupKey(queue, await dedupIdOf(scope, key));
   const { flag, id } = await sendOnce(given, mint, '@schedule-once', async (id) => {
     const [row, schedule] = keysOf(id);
-    const outcome = await runScript(connection, scheduleOnceScript, [row, schedule, dedup], [id, compare ? '1' : '0', String(ttlSeconds), mode, value, ...rest]);
+    const outcome = await runScript(
+      connection,
+      scheduleOnceScript,
+      [row, schedule, dedup],
+      [id, compare ? '1' : '0', String(ttlSeconds), mode, value, ...rest],
+    );
     if (!outcome.ok) throw fromReply(outcome.error);
     return replyOf(outcome.value, id, '@schedule-once');
   });

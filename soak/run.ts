@@ -42,7 +42,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }, 10_000);
     let faults: FaultRecord[];
     try {
-      const loads = Array.from({ length: producers }, (_, i) => produce(i, { worker: stack.worker, token: stack.token, queues, until, giveUpMs: 60_000 }, ledger));
+      const loads = Array.from({ length: producers }, (_, i) =>
+        produce(i, { worker: stack.worker, token: stack.token, queues, until, giveUpMs: 60_000 }, ledger),
+      );
       faults = await runFaults(stack, seconds, faultsEach, log);
       await Promise.all(loads);
     } finally {

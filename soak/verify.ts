@@ -53,14 +53,14 @@ export async function readBack(admin: GlideClient, ledger: Ledger, queues: reado
       const payload = payloads[i] ?? null;
       stored.set(id, { payload, pending: members.has(id) });
       f.rows++;
-      if (!members.has(id)) (f.rowsWithoutPending++, note(`row without pending entry: ${key}`));
-      if (!ledgerHas(ledger, id, queue)) (f.unknownRows++, note(`row no producer sent: ${key}`));
+      if (!members.has(id)) f.rowsWithoutPending++, note(`row without pending entry: ${key}`);
+      if (!ledgerHas(ledger, id, queue)) f.unknownRows++, note(`row no producer sent: ${key}`);
       if (payload) {
         const tag = payload.subarray(0, Math.max(0, payload.indexOf(0x7c))).toString('latin1');
         tags.set(tag, (tags.get(tag) ?? 0) + 1);
       }
     });
-    for (const id of members) if (!stored.has(id)) (f.pendingWithoutRow++, note(`pending entry without a row: ${queue} ${id}`));
+    for (const id of members) if (!stored.has(id)) f.pendingWithoutRow++, note(`pending entry without a row: ${queue} ${id}`);
   }
   for (const count of tags.values()) if (count > 1) f.doubled += count - 1;
 

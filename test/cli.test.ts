@@ -41,7 +41,13 @@ describe('emq', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('{"namespace":"USR","snowflake":"274557032793636864","unixMs":1769526697641,"node":0,"seq":0}\n');
     const job = JSON.parse((await emq(['id', '--decode', 'JOB0JZGkP8sr8B'])).stdout);
-    expect(job).toEqual({ namespace: 'JOB', snowflake: String((BigInt(Date.parse('2026-01-01T00:00:00Z') - 1704067200000) << 22n) | (4n << 12n) | 4095n), unixMs: Date.parse('2026-01-01T00:00:00Z'), node: 4, seq: 4095 });
+    expect(job).toEqual({
+      namespace: 'JOB',
+      snowflake: String((BigInt(Date.parse('2026-01-01T00:00:00Z') - 1704067200000) << 22n) | (4n << 12n) | 4095n),
+      unixMs: Date.parse('2026-01-01T00:00:00Z'),
+      node: 4,
+      seq: 4095,
+    });
   });
 
   it.each([
@@ -56,7 +62,11 @@ describe('emq', () => {
     expect(run.stderr).toMatch(why);
   });
 
-  it.each([['EMQ_NODE_ID', '1024'], ['EMQ_NODE_ID', 'x'], ['EMQ_NODE_IDS', '9-3']])('a bad %s stops it, naming the variable and not the value', async (name, value) => {
+  it.each([
+    ['EMQ_NODE_ID', '1024'],
+    ['EMQ_NODE_ID', 'x'],
+    ['EMQ_NODE_IDS', '9-3'],
+  ])('a bad %s stops it, naming the variable and not the value', async (name, value) => {
     const run = await emq(['id'], '', { [name]: value });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(name);
@@ -103,7 +113,11 @@ describe('emq', () => {
   ])('refuses %s: exit 2, a clear message, nothing written', async (what, args, why) => {
     const q = freshQueue();
     const env = what === 'no server named' ? {} : { VALKEY_URL: url };
-    const run = await emq(args.map((a) => (a === 'QUEUE' ? q : a)), 'payload', env);
+    const run = await emq(
+      args.map((a) => (a === 'QUEUE' ? q : a)),
+      'payload',
+      env,
+    );
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(why);

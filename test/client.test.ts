@@ -67,7 +67,7 @@ describe('createProducerClient (typed client)', () => {
     expect(stored).toEqual([[...Buffer.from('text ✓')], [0xff, 0, 0xfe], [0xef, 0xbb, 0xbf, 0x41]]);
   });
 
-  it('a refusal is a ProducerError with the problem\'s code, and is not retried', async () => {
+  it("a refusal is a ProducerError with the problem's code, and is not retried", async () => {
     let calls = 0;
     const client = createProducerClient({ url, token: 'wrong-token-0123456789', fetch: (i, init) => (calls++, fetch(i, init)) });
     const q = freshQueue('client');
@@ -122,7 +122,10 @@ describe('createProducerClient (typed client)', () => {
     expect(seen).toHaveLength(3); // two, then the one that collided again under a fresh id
     expect(many[0]!.id).not.toBe(seen[0]);
     expect(many[1]!.id).toBe(seen[1]);
-    for (const [r, p] of [[many[0]!, 'm0'], [many[1]!, 'm1']] as const) {
+    for (const [r, p] of [
+      [many[0]!, 'm0'],
+      [many[1]!, 'm1'],
+    ] as const) {
       expect(String(await admin.text('HGET', `emq:{${q}}:job:${r.id}`, 'payload'))).toBe(p);
     }
     expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(5);

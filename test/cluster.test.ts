@@ -94,7 +94,16 @@ describe('Valkey Cluster (3 primaries, 3 replicas)', () => {
       }) as [() => string, () => string];
       const payloads = Array.from({ length: 120 }, (_, i) => `job-${i}`);
       const singles = await Promise.all(payloads.map((p, i) => enqueueNew(conn, q, p, i % 2 ? a : b)));
-      const batches = await Promise.all([a, b].map((mint, m) => enqueueMany(conn, q, Array.from({ length: 30 }, (_, i) => ({ payload: `m${m}-${i}` })), mint)));
+      const batches = await Promise.all(
+        [a, b].map((mint, m) =>
+          enqueueMany(
+            conn,
+            q,
+            Array.from({ length: 30 }, (_, i) => ({ payload: `m${m}-${i}` })),
+            mint,
+          ),
+        ),
+      );
       for (const r of batches.flat()) expect(r.verdict).toBe('enqueued');
       const ids = [...singles, ...batches.flat().map((r) => r.id)];
       expect(new Set(ids).size).toBe(180);
@@ -131,11 +140,15 @@ describe('a live slot migration under load', () => {
     return { c, call, text: async (...args: string[]) => new TextDecoder().decode((await call(...args)) as Uint8Array) };
   }
 
-  it('valkey-cli --cluster reshard of a busy queue\'s slot: 0 enqueues failed, 0 lost, 0 doubled', { timeout: 120_000 }, async () => {
+  it("valkey-cli --cluster reshard of a busy queue's slot: 0 enqueues failed, 0 lost, 0 doubled", { timeout: 120_000 }, async () => {
     const nodes = await Promise.all(cluster.nodes.map((n) => node(n.port)));
     const ids = await Promise.all(nodes.map(async (n) => (await n.text('CLUSTER', 'MYID')).trim()));
     // reshard --cluster-slots 1 moves the source's lowest slot: put the busy queue there
-    const ranges = (await nodes[0]!.text('CLUSTER', 'NODES')).split('\n').find((l) => l.includes('myself'))!.split(' ').slice(8);
+    const ranges = (await nodes[0]!.text('CLUSTER', 'NODES'))
+      .split('\n')
+      .find((l) => l.includes('myself'))!
+      .split(' ')
+      .slice(8);
     const slot = Math.min(...ranges.map((r) => Number(r.split('-')[0])));
     const queue = queueOnSlot(`hot-${Date.now().toString(36)}`, slot);
     expect(Number(await nodes[1]!.call('CLUSTER', 'KEYSLOT', `emq:{${queue}}:pending`))).toBe(slot);
@@ -167,7 +180,18 @@ describe('a live slot migration under load', () => {
       const before = acked.size;
       const reshard = await promisify(execFile)(
         cluster.cli,
-        ['--cluster', 'reshard', `127.0.0.1:${cluster.nodes[0]!.port}`, '--cluster-from', ids[0]!, '--cluster-to', ids[1]!, '--cluster-slots', '1', '--cluster-yes'],
+        [
+          '--cluster',
+          'reshard',
+          `127.0.0.1:${cluster.nodes[0]!.port}`,
+          '--cluster-from',
+          ids[0]!,
+          '--cluster-to',
+          ids[1]!,
+          '--cluster-slots',
+          '1',
+          '--cluster-yes',
+        ],
         { timeout: 90_000 },
       );
       expect(reshard.stdout).toContain(`Moving slot ${slot} from`);
@@ -216,7 +240,11 @@ describe('a primary killed, its replica promoted', () => {
     const lines = (nodesOut.ok ? new TextDecoder().decode(nodesOut.value as Uint8Array) : '').split('\n').map((l) => l.split(' '));
     // "<id> <ip:port@bus> <flags> <primary id> … <link> <slot ranges>": a live primary with a live replica
     const victim = lines.find(
-      (f) => f[2]?.includes('master') && !f[2].includes('fail') && f.length > 8 && lines.some((r) => r[3] === f[0] && !r[2]!.includes('fail') && r[7] === 'connected'),
+      (f) =>
+        f[2]?.includes('master') &&
+        !f[2].includes('fail') &&
+        f.length > 8 &&
+        lines.some((r) => r[3] === f[0] && !r[2]!.includes('fail') && r[7] === 'connected'),
     )!;
     expect(victim, 'a primary with a replica').toBeDefined();
     // a slot no earlier run used (a promoted replica can be picked again), so its keys are this run's alone
@@ -240,7 +268,8 @@ describe('a primary killed, its replica promoted', () => {
             await enqueue(glide, queue, id, `w${worker} #${n}`);
             break;
           } catch (err) {
-            if (!(err instanceof Error) || !/connection|valkey|CLUSTERDOWN|TRYAGAIN|MOVED/i.test(`${(err as { code?: string }).code} ${err.message}`)) throw err;
+            if (!(err instanceof Error) || !/connection|valkey|CLUSTERDOWN|TRYAGAIN|MOVED/i.test(`${(err as { code?: string }).code} ${err.message}`))
+              throw err;
             if (attempt === 0) retriedIds++;
             if (Date.now() - started > 30_000) throw new Error(`no recovery within 30 s: ${err.message}`);
             await new Promise((r) => setTimeout(r, 100));

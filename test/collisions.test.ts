@@ -72,8 +72,20 @@ describe.each(targets())('collisions: $name', (target) => {
     const singles = Array.from({ length: 60 }, (_, i) => `single-${i}`);
     const batches = Array.from({ length: 6 }, (_, b) => Array.from({ length: 10 }, (_, i) => `batch-${b}-${i}`));
     const [one, many] = await Promise.all([
-      Promise.all(singles.map(async (p, i) => { const r = await post(i, 'jobs', p); return { status: r.status, body: (await r.json()) as { id: string; verdict: string } }; })),
-      Promise.all(batches.map(async (items, i) => (await (await post(i, 'batch', JSON.stringify(items.map((payload) => ({ payload }))))).json()) as { results: Array<{ id: string; verdict: string }> })),
+      Promise.all(
+        singles.map(async (p, i) => {
+          const r = await post(i, 'jobs', p);
+          return { status: r.status, body: (await r.json()) as { id: string; verdict: string } };
+        }),
+      ),
+      Promise.all(
+        batches.map(
+          async (items, i) =>
+            (await (await post(i, 'batch', JSON.stringify(items.map((payload) => ({ payload }))))).json()) as {
+              results: Array<{ id: string; verdict: string }>;
+            },
+        ),
+      ),
     ]);
     expect(one.map((r) => [r.status, r.body.verdict])).toEqual(singles.map(() => [201, 'enqueued']));
     for (const m of many) expect(m.results.map((r) => r.verdict)).toEqual(m.results.map(() => 'enqueued'));

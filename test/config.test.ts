@@ -38,8 +38,13 @@ describe('the table of variables', () => {
       for (const [name] of readFileSync(join(root, file), 'utf8').matchAll(/EMQ_[A-Z0-9_]+/g)) if (!found.has(name)) found.set(name, file);
     }
     expect(found.size).toBeGreaterThan(25);
-    const missing = [...found].filter(([name]) => !NOT_VARIABLES.has(name) && !VARIABLES.some((v) => v.name === name) && !/^EMQ_REST_TOKEN_[A-Z0-9_]+$/.test(name));
-    expect(missing.map(([name, file]) => `${name} (${file})`), 'add them to shared/config/variables.ts').toEqual([]);
+    const missing = [...found].filter(
+      ([name]) => !NOT_VARIABLES.has(name) && !VARIABLES.some((v) => v.name === name) && !/^EMQ_REST_TOKEN_[A-Z0-9_]+$/.test(name),
+    );
+    expect(
+      missing.map(([name, file]) => `${name} (${file})`),
+      'add them to shared/config/variables.ts',
+    ).toEqual([]);
   });
 
   it('names each variable once, with apps, a meaning, and a default its own parser accepts', () => {
@@ -71,7 +76,12 @@ describe('the parsers refuse a bad value naming the variable, never the value', 
     ['switch', (v) => parse.onOff(v, 'EMQ_GATEWAY_QUERY_TOKEN'), SECRET, /^EMQ_GATEWAY_QUERY_TOKEN is not 1 \(on\) or 0 \(off\)$/],
     ['token too short', (v) => parse.text(v, 'EMQ_DEV_TOKEN'), 'short-secret', /^EMQ_DEV_TOKEN is shorter than 16 characters$/],
     ['gateway URL: not a URL', (v) => parse.gatewayUrl(v, 'EMQ_REST_URL'), SECRET, /^EMQ_REST_URL is not a URL$/],
-    ['gateway URL: plain http beyond loopback', (v) => parse.gatewayUrl(v, 'EMQ_REST_URL'), `http://${SECRET}.example`, /^EMQ_REST_URL must be an https:\/\/ URL/],
+    [
+      'gateway URL: plain http beyond loopback',
+      (v) => parse.gatewayUrl(v, 'EMQ_REST_URL'),
+      `http://${SECRET}.example`,
+      /^EMQ_REST_URL must be an https:\/\/ URL/,
+    ],
     ['gateway URL: credentials', (v) => parse.gatewayUrl(v, 'EMQ_REST_URL'), `https://u:${SECRET}@gw.example`, /^EMQ_REST_URL must carry no credentials/],
     ['Valkey URL', (v) => parse.valkeyUrl(v, 'VALKEY_URL'), `http://u:${SECRET}@host`, /^VALKEY_URL is not a Valkey URL/],
     ['JSON', (v) => parse.jsonText(v, 'EMQ_HOME_REGIONS'), `{${SECRET}`, /^EMQ_HOME_REGIONS is not valid JSON/],
@@ -117,7 +127,10 @@ describe('the Worker cannot refuse to start: a bad value answers 500 misconfigur
     ['EMQ_REST_URL', `http://${SECRET}.example`],
   ])('%s', async (name, value) => {
     const env = { EMQ_TOKENS: TOKENS, EMQ_REST_URL: 'http://127.0.0.1:1', EMQ_REST_TOKEN: 'producer-token-0123456789', [name]: value };
-    const res = await producerFor(env).fetch(new Request('http://producer/v1/queues/q/jobs', { method: 'POST', body: 'x', headers: { Authorization: `Bearer ${TOKEN}` } }), env);
+    const res = await producerFor(env).fetch(
+      new Request('http://producer/v1/queues/q/jobs', { method: 'POST', body: 'x', headers: { Authorization: `Bearer ${TOKEN}` } }),
+      env,
+    );
     expect(res.status).toBe(500);
     const text = await res.text();
     expect(JSON.parse(text)).toMatchObject({ code: 'misconfigured' });
@@ -142,7 +155,11 @@ describe('every entry point refuses a bad value before it serves or sends anythi
     ['VALKEY_URL', `http://u:${SECRET}@nowhere`],
     ['EMQ_GATEWAY_TOKENS', `producer:${SECRET.slice(0, 10)}`],
   ])('emq gateway: a bad %s exits 2', async (name, value) => {
-    refused(await emq(['gateway'], '', { VALKEY_URL: 'redis://127.0.0.1:1', EMQ_GATEWAY_TOKENS: `producer:${TOKEN}`, EMQ_GATEWAY_PORT: '0', [name]: value }), name, value);
+    refused(
+      await emq(['gateway'], '', { VALKEY_URL: 'redis://127.0.0.1:1', EMQ_GATEWAY_TOKENS: `producer:${TOKEN}`, EMQ_GATEWAY_PORT: '0', [name]: value }),
+      name,
+      value,
+    );
   });
 
   it.each([
@@ -171,7 +188,11 @@ describe('every entry point refuses a bad value before it serves or sends anythi
   function devRun(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
     const started = Date.now();
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [join(root, 'dist', 'scripts', 'dev.js')], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [join(root, 'dist', 'scripts', 'dev.js')], {
+        cwd: root,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);

@@ -28,8 +28,7 @@ function counting(conn: Connection) {
   };
 }
 
-const raw = (sha1: string, keys: string[], args: (string | Uint8Array)[]) =>
-  ({ op: 'evalsha', sha1, keys, args }) as const;
+const raw = (sha1: string, keys: string[], args: (string | Uint8Array)[]) => ({ op: 'evalsha', sha1, keys, args }) as const;
 
 describe.each(targets())('$name', (target) => {
   let conn: Connection;
@@ -83,9 +82,10 @@ describe.each(targets())('$name', (target) => {
       const q = freshQueue();
       const outcome = await conn.run(raw(enqueueScript.sha1, [`emq:{${q}}:job:job1`, `emq:{${q}}:pending`], ['job1', 'x']));
       // the first run after start may meet an empty script cache: load it and retry
-      const again = !outcome.ok && /NOSCRIPT|No matching/i.test(outcome.error)
-        ? await conn.run({ op: 'eval', script: enqueueScript.text, keys: [`emq:{${q}}:job:job1`, `emq:{${q}}:pending`], args: ['job1', 'x'] })
-        : outcome;
+      const again =
+        !outcome.ok && /NOSCRIPT|No matching/i.test(outcome.error)
+          ? await conn.run({ op: 'eval', script: enqueueScript.text, keys: [`emq:{${q}}:job:job1`, `emq:{${q}}:pending`], args: ['job1', 'x'] })
+          : outcome;
       expect(again).toMatchObject({ ok: false });
       expect(!again.ok && again.error).toMatch(/^EMQKIND:? job id must be JOB-namespaced/);
       expect(await admin.footprint(q)).toEqual({});
@@ -280,7 +280,11 @@ describe.each(targets())('$name', (target) => {
 
     it('refuses the whole batch before sending when one job is invalid, naming its index', async () => {
       const q = freshQueue();
-      const jobs = [{ id: mintId(), payload: 'ok' }, { id: 'JOBnope', payload: 'bad' }, { id: mintId(), payload: 'ok' }];
+      const jobs = [
+        { id: mintId(), payload: 'ok' },
+        { id: 'JOBnope', payload: 'bad' },
+        { id: mintId(), payload: 'ok' },
+      ];
       await expect(enqueueMany(conn, q, jobs)).rejects.toThrow(/^job 1: /);
       await expect(enqueueMany(conn, 'bad queue', jobs.slice(0, 1))).rejects.toBeInstanceOf(InvalidQueueError);
       expect(await admin.footprint(q)).toEqual({});
@@ -292,7 +296,10 @@ describe.each(targets())('$name', (target) => {
       const id = mintId();
       await admin.call('HSET', `emq:{${q}}:job:${id}`, 'state', 'pending');
       const fresh = mintId();
-      const error = (await enqueueMany(conn, q, [{ id, payload: 'a' }, { id: fresh, payload: 'b' }]).catch((e) => e)) as BatchError;
+      const error = (await enqueueMany(conn, q, [
+        { id, payload: 'a' },
+        { id: fresh, payload: 'b' },
+      ]).catch((e) => e)) as BatchError;
       expect(error).toBeInstanceOf(BatchError);
       expect(error.results[0]).toEqual({ id, verdict: 'duplicate' });
       expect(error.results[1]).toMatchObject({ id: fresh });
@@ -303,7 +310,10 @@ describe.each(targets())('$name', (target) => {
     it('payloads with a byte order mark, text and not, keep every byte in a batch', async () => {
       const q = freshQueue();
       const bom = [0xef, 0xbb, 0xbf];
-      const jobs = [new Uint8Array([...bom, 0x41]), new Uint8Array([...bom]), new Uint8Array([...bom, 0xff]), '\ufeffB'].map((payload) => ({ id: mintId(), payload }));
+      const jobs = [new Uint8Array([...bom, 0x41]), new Uint8Array([...bom]), new Uint8Array([...bom, 0xff]), '\ufeffB'].map((payload) => ({
+        id: mintId(),
+        payload,
+      }));
       await enqueueMany(conn, q, jobs);
       for (const job of jobs) {
         const stored = (await admin.call('HGET', `emq:{${q}}:job:${job.id}`, 'payload')) as Buffer;

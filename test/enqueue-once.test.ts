@@ -43,7 +43,7 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
   const deOf = async (q: string, scope = 'webhook:test', key = 'delivery-1') => dedupKey(q, await dedupIdOf(scope, key));
   const run = (keys: string[], args: Array<string | Uint8Array>): Promise<Outcome> => conn.run({ op: 'eval', script: enqueueOnceScript.text, keys, args });
 
-  it('the first use enqueues exactly @enqueue\'s row and pending entry, and parks the bare id at de:<dedupId> with a TTL', async () => {
+  it("the first use enqueues exactly @enqueue's row and pending entry, and parks the bare id at de:<dedupId> with a TTL", async () => {
     const q = freshQueue('once');
     const first = await once(q);
     expect(first.verdict).toBe('enqueued');
@@ -108,7 +108,7 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     expect(Object.keys(await admin.footprint(q))).toEqual([await deOf(q)]);
   });
 
-  it('a de: key SET by hand to a library-minted id (as the library\'s tests park one) is honoured', async () => {
+  it("a de: key SET by hand to a library-minted id (as the library's tests park one) is honoured", async () => {
     const q = freshQueue('once');
     const de = await deOf(q, 'key:lib', 'order-99');
     await admin.call('SET', de, LIBRARY_ID);
@@ -133,7 +133,7 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     expect(String(await admin.text('GET', deB))).toBe(b.id);
   });
 
-  it('a minted id that names another minter\'s job is a collision: minted again, and the caller never sees duplicate', async () => {
+  it("a minted id that names another minter's job is a collision: minted again, and the caller never sees duplicate", async () => {
     const q = freshQueue('once');
     const theirs = mintId();
     await enqueue(conn, q, theirs, 'their job');
@@ -267,7 +267,9 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
       [[row, pending, de], [id, 'true', '60', 'p'], /^EMQLAYOUT/],
       [[row, pending, de], [id, '', '60', 'p'], /^EMQLAYOUT/],
       // finding 5 (security review): inf, 1e300 and 9.3e15 passed the old checks, and SET … EX then failed after the writes
-      ...['0', '-1', '1.5', '01', '1e3', ' 60', '', 'x', '99999999999', 'inf', '1e300', '9.3e15', '9300000000000000'].map((ttl): [string[], string[], RegExp] => [[row, pending, de], [id, '0', ttl, 'p'], /^EMQLAYOUT/]),
+      ...['0', '-1', '1.5', '01', '1e3', ' 60', '', 'x', '99999999999', 'inf', '1e300', '9.3e15', '9300000000000000'].map(
+        (ttl): [string[], string[], RegExp] => [[row, pending, de], [id, '0', ttl, 'p'], /^EMQLAYOUT/],
+      ),
     ];
     const before = await snapshot(admin, q, other);
     for (const [keys, args, why] of cases) {
@@ -339,7 +341,10 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
       const want = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.from(payload);
       const stored = (await admin.hgetall(`emq:{${q}}:job:${first.id}`)).payload ?? Buffer.alloc(0);
       expect(Buffer.compare(stored, want), key).toBe(0);
-      expect(await once(q, { key, payload: typeof payload === 'string' ? payload : payload.slice(), compare: true })).toEqual({ id: first.id, verdict: 'duplicate' });
+      expect(await once(q, { key, payload: typeof payload === 'string' ? payload : payload.slice(), compare: true })).toEqual({
+        id: first.id,
+        verdict: 'duplicate',
+      });
     }
   });
 
@@ -372,7 +377,22 @@ describe('enqueueOnce reads its replies strictly', () => {
 
   it('anything but [1|0|2, a JOB id] is a ProtocolError; 1 and 2 must name the id sent', async () => {
     const id = mintId();
-    for (const value of [1, 'OK', null, [1], [1, id, 3], [3, id], [-1, id], ['1', id], [0, 'JOB01m8ktkzg6eaatm9sqpt0r51n2'], [0, 'ORD0NgWEfAEJfs'], [0, ''], [0, 7], [1, mintId()], [2, mintId()]]) {
+    for (const value of [
+      1,
+      'OK',
+      null,
+      [1],
+      [1, id, 3],
+      [3, id],
+      [-1, id],
+      ['1', id],
+      [0, 'JOB01m8ktkzg6eaatm9sqpt0r51n2'],
+      [0, 'ORD0NgWEfAEJfs'],
+      [0, ''],
+      [0, 7],
+      [1, mintId()],
+      [2, mintId()],
+    ]) {
       await expect(call({ ok: true, value: value as never }, id), JSON.stringify(value)).rejects.toBeInstanceOf(ProtocolError);
     }
     expect(await call({ ok: true, value: [0, LIBRARY_ID] }, id)).toEqual({ id: LIBRARY_ID, verdict: 'duplicate' });
@@ -381,7 +401,9 @@ describe('enqueueOnce reads its replies strictly', () => {
   });
 
   it('error replies map to typed errors', async () => {
-    await expect(call({ ok: false, error: 'EMQCONFLICT this dedup id parks job JOB0JZGkP8sq48, enqueued with another payload' })).rejects.toBeInstanceOf(ConflictError);
+    await expect(call({ ok: false, error: 'EMQCONFLICT this dedup id parks job JOB0JZGkP8sq48, enqueued with another payload' })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
     await expect(call({ ok: false, error: 'WRONGTYPE emq:{q}:pending holds a string, not a zset' })).rejects.toBeInstanceOf(WrongTypeError);
     await expect(call({ ok: false, error: 'EMQKIND: job id must be JOB-namespaced' })).rejects.toBeInstanceOf(KindError);
   });

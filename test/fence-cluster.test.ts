@@ -32,7 +32,14 @@ describe('the {emq}:version fence on a Valkey Cluster (3 primaries)', () => {
     cluster = await startCluster({ primaries: 3, replicas: 0 });
     nodes = await Promise.all(cluster.nodes.map((n) => connectAdmin(n.url)));
     // the owner answers GET {emq}:version; the others answer MOVED
-    const answers = await Promise.all(nodes.map((n) => n.call('GET', KEY).then(() => true, (e: Error) => (/\bmoved\b/i.test(e.message) ? false : Promise.reject(e)))));
+    const answers = await Promise.all(
+      nodes.map((n) =>
+        n.call('GET', KEY).then(
+          () => true,
+          (e: Error) => (/\bmoved\b/i.test(e.message) ? false : Promise.reject(e)),
+        ),
+      ),
+    );
     expect(answers.filter(Boolean)).toHaveLength(1);
     owner = nodes[answers.indexOf(true)]!;
   }, 120_000);
@@ -57,7 +64,10 @@ describe('the {emq}:version fence on a Valkey Cluster (3 primaries)', () => {
   /** One job per queue over `conn`, and a batch of two in the first: each its verdict or error code. */
   const tryAll = async (conn: Connection) => {
     const one = await Promise.all(queues.map((q) => enqueue(conn, q, mintId(), q).catch((e: { code: string }) => e.code)));
-    const batch = await enqueueMany(conn, queues[0]!, [{ id: mintId(), payload: 'a' }, { id: mintId(), payload: 'b' }]).then(
+    const batch = await enqueueMany(conn, queues[0]!, [
+      { id: mintId(), payload: 'a' },
+      { id: mintId(), payload: 'b' },
+    ]).then(
       () => 'enqueued',
       (e: { code: string }) => e.code,
     );
@@ -75,7 +85,11 @@ describe('the {emq}:version fence on a Valkey Cluster (3 primaries)', () => {
     expect(gets.filter((g) => g > 0)).toHaveLength(1);
     expect(await owner.calls('get')).toBeGreaterThanOrEqual(2 * 2); // two processes, the first read and the periodic ones
     // every primary owns some of the queues (a node answers MOVED for a key it does not own)
-    const owns = (n: Admin, q: string) => n.call('EXISTS', `emq:{${q}}:pending`).then(() => true, () => false);
+    const owns = (n: Admin, q: string) =>
+      n.call('EXISTS', `emq:{${q}}:pending`).then(
+        () => true,
+        () => false,
+      );
     for (const n of nodes) expect((await Promise.all(queues.map((q) => owns(n, q)))).includes(true)).toBe(true);
   });
 

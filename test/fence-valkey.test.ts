@@ -90,7 +90,16 @@ async function tryEvery(w: Writers, valkeyUrl: string, q: string) {
   };
   const results = await Promise.all([
     outcome('glide run', async () => (await enqueue(w.glide, q, mintId(), 'glide'), 'ok')),
-    outcome('glide pipeline', async () => (await enqueueMany(w.glide, q, [{ id: mintId(), payload: 'a' }, { id: mintId(), payload: 'b' }]), 'ok')),
+    outcome(
+      'glide pipeline',
+      async () => (
+        await enqueueMany(w.glide, q, [
+          { id: mintId(), payload: 'a' },
+          { id: mintId(), payload: 'b' },
+        ]),
+        'ok'
+      ),
+    ),
     outcome('glide read', async () => (await jobState(w.glide, q, mintId()), 'ok')),
     outcome('rest', async () => (await enqueue(w.rest, q, mintId(), 'rest'), 'ok')),
     http('gateway producer PING', [200], gatewayCall(w.gateway, w.gateway.producer, ['PING'])),
@@ -98,7 +107,13 @@ async function tryEvery(w: Writers, valkeyUrl: string, q: string) {
     http('emq producer POST', [201], post(`${w.producer.url}/v1/queues/${q}/jobs`, 'producer')),
     http('emq producer batch', [200], post(`${w.producer.url}/v1/queues/${q}/batch`, JSON.stringify([{ payload: 'x' }]))),
     http('emq producer /readyz', [200], fetch(`${w.producer.url}/readyz`).then(answerOf)),
-    http('app over REST POST', [201], Promise.resolve(w.app.fetch(new Request(`http://app/v1/queues/${q}/jobs`, { method: 'POST', body: 'app', headers: { Authorization: `Bearer ${TOKEN}` } }))).then(answerOf)),
+    http(
+      'app over REST POST',
+      [201],
+      Promise.resolve(
+        w.app.fetch(new Request(`http://app/v1/queues/${q}/jobs`, { method: 'POST', body: 'app', headers: { Authorization: `Bearer ${TOKEN}` } })),
+      ).then(answerOf),
+    ),
     http('app over REST /readyz', [200], Promise.resolve(w.app.fetch(new Request('http://app/readyz'))).then(answerOf)),
     outcome('emq enqueue', async () => {
       const run = await emq(['enqueue', q], 'cli', { VALKEY_URL: valkeyUrl });
@@ -110,8 +125,18 @@ async function tryEvery(w: Writers, valkeyUrl: string, q: string) {
 }
 
 const PATHS = [
-  'glide run', 'glide pipeline', 'glide read', 'rest', 'gateway producer PING', 'gateway /readyz', 'emq producer POST',
-  'emq producer batch', 'emq producer /readyz', 'app over REST POST', 'app over REST /readyz', 'emq enqueue',
+  'glide run',
+  'glide pipeline',
+  'glide read',
+  'rest',
+  'gateway producer PING',
+  'gateway /readyz',
+  'emq producer POST',
+  'emq producer batch',
+  'emq producer /readyz',
+  'app over REST POST',
+  'app over REST /readyz',
+  'emq enqueue',
 ];
 const every = (verdict: string) => Object.fromEntries(PATHS.map((p) => [p, verdict]));
 
@@ -128,7 +153,10 @@ async function written(admin: Admin) {
 /** The ids of the clients this project opened (glide names them emq). */
 async function emqClients(admin: Admin): Promise<string[]> {
   const list = String(await admin.text('CLIENT', 'LIST'));
-  return list.split('\n').filter((l) => / name=emq /.test(l)).map((l) => /\bid=(\d+)/.exec(l)![1]!);
+  return list
+    .split('\n')
+    .filter((l) => / name=emq /.test(l))
+    .map((l) => /\bid=(\d+)/.exec(l)![1]!);
 }
 
 const servers = (['valkey', 'redis'] as const).flatMap((flavor) => {
@@ -284,7 +312,10 @@ describe.each(servers)('the {emq}:version fence on $flavor $version', (binary) =
     // glide reconnects without a word; a read (which writes nothing) shows when it is noticed
     let noticedMs = -1;
     while (noticedMs < 0 && Date.now() - killedAt < 5_000) {
-      const e = await jobState(w.glide, q, mintId()).then(() => undefined, (err: unknown) => err);
+      const e = await jobState(w.glide, q, mintId()).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       if (e instanceof WireMismatchError) noticedMs = Date.now() - killedAt;
       else await sleep(10);
     }

@@ -19,10 +19,29 @@ import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
 function selfSigned(dir: string, name: string): [string, string] {
   const cert = join(dir, `${name}-cert.pem`);
   const key = join(dir, `${name}-key.pem`);
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', key, '-out', cert,
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
   return [cert, key];
 }
 
@@ -32,7 +51,11 @@ interface Reply {
 }
 
 /** One HTTPS request that trusts `ca` (and only it). */
-function httpsCall(url: string, ca: Buffer | undefined, { method = 'GET', token, body }: { method?: string; token?: string; body?: string | Buffer } = {}): Promise<Reply> {
+function httpsCall(
+  url: string,
+  ca: Buffer | undefined,
+  { method = 'GET', token, body }: { method?: string; token?: string; body?: string | Buffer } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, agent: false, ...(ca ? { ca } : {}), headers: token ? { Authorization: `Bearer ${token}` } : {} }, (res) => {
       const chunks: Buffer[] = [];
@@ -115,12 +138,28 @@ describe('finding 7 (security review): emq gateway serves HTTPS with EMQ_GATEWAY
     const cases: Array<[string, () => Record<string, string>, string]> = [
       ['only the certificate', () => ({ EMQ_GATEWAY_TLS_CERT: cert }), 'EMQ_GATEWAY_TLS_CERT and EMQ_GATEWAY_TLS_KEY go together'],
       ['only the key', () => ({ EMQ_GATEWAY_TLS_KEY: key }), 'EMQ_GATEWAY_TLS_CERT and EMQ_GATEWAY_TLS_KEY go together'],
-      ['a certificate file that is not there', () => ({ EMQ_GATEWAY_TLS_CERT: join(dir, 'missing.pem'), EMQ_GATEWAY_TLS_KEY: key }), 'EMQ_GATEWAY_TLS_CERT names a file that cannot be read (ENOENT)'],
-      ['a key that is a directory', () => ({ EMQ_GATEWAY_TLS_CERT: cert, EMQ_GATEWAY_TLS_KEY: dir }), 'EMQ_GATEWAY_TLS_KEY names a file that cannot be read (EISDIR)'],
+      [
+        'a certificate file that is not there',
+        () => ({ EMQ_GATEWAY_TLS_CERT: join(dir, 'missing.pem'), EMQ_GATEWAY_TLS_KEY: key }),
+        'EMQ_GATEWAY_TLS_CERT names a file that cannot be read (ENOENT)',
+      ],
+      [
+        'a key that is a directory',
+        () => ({ EMQ_GATEWAY_TLS_CERT: cert, EMQ_GATEWAY_TLS_KEY: dir }),
+        'EMQ_GATEWAY_TLS_KEY names a file that cannot be read (EISDIR)',
+      ],
       ['a certificate that is not one', () => ({ EMQ_GATEWAY_TLS_CERT: garbage, EMQ_GATEWAY_TLS_KEY: key }), 'EMQ_GATEWAY_TLS_CERT is not a PEM certificate'],
       ['the key in place of the certificate', () => ({ EMQ_GATEWAY_TLS_CERT: key, EMQ_GATEWAY_TLS_KEY: key }), 'EMQ_GATEWAY_TLS_CERT is not a PEM certificate'],
-      ['the certificate in place of the key', () => ({ EMQ_GATEWAY_TLS_CERT: cert, EMQ_GATEWAY_TLS_KEY: cert }), 'EMQ_GATEWAY_TLS_KEY is not an unencrypted PEM private key'],
-      ['another certificate\'s key', () => ({ EMQ_GATEWAY_TLS_CERT: cert, EMQ_GATEWAY_TLS_KEY: other }), 'EMQ_GATEWAY_TLS_KEY is not the private key of EMQ_GATEWAY_TLS_CERT'],
+      [
+        'the certificate in place of the key',
+        () => ({ EMQ_GATEWAY_TLS_CERT: cert, EMQ_GATEWAY_TLS_KEY: cert }),
+        'EMQ_GATEWAY_TLS_KEY is not an unencrypted PEM private key',
+      ],
+      [
+        "another certificate's key",
+        () => ({ EMQ_GATEWAY_TLS_CERT: cert, EMQ_GATEWAY_TLS_KEY: other }),
+        'EMQ_GATEWAY_TLS_KEY is not the private key of EMQ_GATEWAY_TLS_CERT',
+      ],
     ];
     it.each(cases)('%s', async (_, env, message) => {
       const run = await emq(['gateway'], '', { VALKEY_URL: server.url, EMQ_GATEWAY_TOKENS: `admin:${gw.admin}`, EMQ_GATEWAY_PORT: '0', ...env() });

@@ -75,9 +75,7 @@ describe.each(inject('servers'))('@upstash/redis against the gateway: $name', ({
 
   it('eval runs a script with keys and arguments', async () => {
     const k = fresh('eval');
-    expect(
-      await redis.eval('return {KEYS[1], ARGV[1], tonumber(ARGV[2]) * 2}', [k], ['ünïcødé', '21']),
-    ).toEqual([k, 'ünïcødé', 42]);
+    expect(await redis.eval('return {KEYS[1], ARGV[1], tonumber(ARGV[2]) * 2}', [k], ['ünïcødé', '21'])).toEqual([k, 'ünïcødé', 42]);
     expect(await redis.eval("return redis.call('SET', KEYS[1], ARGV[1])", [k], ['from lua'])).toBe('OK');
     expect(await adminGet(k)).toBe('from lua');
     expect(await redis.eval("return redis.call('GET', KEYS[1])", [`${k}:missing`], [])).toBeNull();
@@ -171,25 +169,19 @@ describe.each(inject('servers'))('@upstash/redis against the gateway: $name', ({
   it('a command error rejects: WRONGTYPE', async () => {
     const k = fresh('wrongtype');
     expect(await redis.set(k, 'a string')).toBe('OK');
-    await expect(redis.lpush(k, 'x')).rejects.toThrow(
-      /WRONGTYPE Operation against a key holding the wrong kind of value/,
-    );
+    await expect(redis.lpush(k, 'x')).rejects.toThrow(/WRONGTYPE Operation against a key holding the wrong kind of value/);
     expect(await adminGet(k)).toBe('a string');
   });
 
   it('a command error rejects: redis.error_reply from eval, with its own error code kept', async () => {
     const tag = randomBytes(4).toString('hex');
-    await expect(redis.eval(`return redis.error_reply('MYERR bad thing ${tag}')`, [], [])).rejects.toThrow(
-      new RegExp(`: MYERR bad thing ${tag}$`),
-    );
+    await expect(redis.eval(`return redis.error_reply('MYERR bad thing ${tag}')`, [], [])).rejects.toThrow(new RegExp(`: MYERR bad thing ${tag}$`));
   });
 
   it('a command error rejects: redis.error_reply from eval, with its plain text exactly', async () => {
     // The server answers "-custom failure <tag>"; Upstash relays the server's words as they are.
     const tag = randomBytes(4).toString('hex');
-    await expect(redis.eval(`return redis.error_reply('custom failure ${tag}')`, [], [])).rejects.toThrow(
-      new RegExp(`: custom failure ${tag}$`),
-    );
+    await expect(redis.eval(`return redis.error_reply('custom failure ${tag}')`, [], [])).rejects.toThrow(new RegExp(`: custom failure ${tag}$`));
   });
 
   it('auto-pipelining: concurrent commands all get their own answers', async () => {

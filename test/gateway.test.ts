@@ -15,7 +15,6 @@ import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
 
 // ---------------------------------------------------------------- helpers
 
-
 interface CallOptions {
   token?: string | undefined;
   method?: string | undefined;
@@ -39,8 +38,7 @@ const command = (gw: GatewayProcess, token: string | undefined, args: unknown[])
 const keysOf = (q: string, id: string) => [`emq:{${q}}:job:${id}`, `emq:{${q}}:pending`];
 
 /** The path of a path-style EVALSHA of the enqueue script; the payload goes in the POST body. */
-const evalshaPath = (q: string, id: string) =>
-  `/evalsha/${enqueueScript.sha1}/2/${keysOf(q, id).map(encodeURIComponent).join('/')}/${encodeURIComponent(id)}`;
+const evalshaPath = (q: string, id: string) => `/evalsha/${enqueueScript.sha1}/2/${keysOf(q, id).map(encodeURIComponent).join('/')}/${encodeURIComponent(id)}`;
 
 /** EVAL of the enqueue script's exact text, as a JSON command. */
 const evalEnqueue = (q: string, id: string, payload: string) => ['EVAL', enqueueScript.text, 2, ...keysOf(q, id), id, payload];
@@ -48,9 +46,7 @@ const evalEnqueue = (q: string, id: string, payload: string) => ['EVAL', enqueue
 /** Every byte percent-escaped except RFC 3986's unreserved characters. */
 const percentBytes = (bytes: Uint8Array) =>
   Array.from(bytes, (b) =>
-    /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) && b < 0x80
-      ? String.fromCharCode(b)
-      : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) && b < 0x80 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
   ).join('');
 
 /** The whole keyspace: every key (as hex) with its DUMP and absolute expiry (EXPIRETIME), and DBSIZE. */
@@ -205,8 +201,10 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       /** A raw request: Authorization may repeat, the body may be chunked. */
       const post = (path: string, headers: Record<string, string | string[]>, body: string, chunked = false) =>
         new Promise<{ status: number; type: string | undefined; body: string }>((resolve, reject) => {
-          const req = request(new URL(gw.url + path), { method: 'POST', agent: false, headers: chunked ? { ...headers, 'Transfer-Encoding': 'chunked' } : headers }, (res) =>
-            readAll(res).then((text) => resolve({ status: res.statusCode!, type: res.headers['content-type'], body: text }), reject),
+          const req = request(
+            new URL(gw.url + path),
+            { method: 'POST', agent: false, headers: chunked ? { ...headers, 'Transfer-Encoding': 'chunked' } : headers },
+            (res) => readAll(res).then((text) => resolve({ status: res.statusCode!, type: res.headers['content-type'], body: text }), reject),
           );
           req.on('error', reject);
           req.end(body);
@@ -229,8 +227,16 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       }
       expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(2);
       // refusals and the script's own errors, the same way
-      const other = await post(`/evalsha/${'f'.repeat(40)}/2/${keysOf(q, 'x').map(encodeURIComponent).join('/')}/x`, { Authorization: `Bearer ${gw.producer}` }, 'p');
-      expect(other).toEqual({ status: 403, type: 'application/json', body: JSON.stringify({ error: "a producer token may run EVALSHA only of this project's scripts" }) });
+      const other = await post(
+        `/evalsha/${'f'.repeat(40)}/2/${keysOf(q, 'x').map(encodeURIComponent).join('/')}/x`,
+        { Authorization: `Bearer ${gw.producer}` },
+        'p',
+      );
+      expect(other).toEqual({
+        status: 403,
+        type: 'application/json',
+        body: JSON.stringify({ error: "a producer token may run EVALSHA only of this project's scripts" }),
+      });
       const kind = await post(evalshaPath(q, 'NOTAJOB'), { Authorization: `Bearer ${gw.producer}` }, 'p');
       expect(kind).toEqual({ status: 400, type: 'application/json', body: JSON.stringify({ error: 'EMQKIND job id must be JOB-namespaced' }) });
       const badEscape = await post('/evalsha/%ZZ/0', { Authorization: `Bearer ${gw.admin}` }, 'p');
@@ -268,7 +274,11 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       const q = freshQueue('viaquery');
       const id = mintId();
       const before = await snapshot(admin);
-      const wrong = await call(gq, `${evalshaPath(q, id)}?_token=${encodeURIComponent(gq.producer)}`, { method: 'POST', body: 'q', headers: { Authorization: 'Bearer nope' } });
+      const wrong = await call(gq, `${evalshaPath(q, id)}?_token=${encodeURIComponent(gq.producer)}`, {
+        method: 'POST',
+        body: 'q',
+        headers: { Authorization: 'Bearer nope' },
+      });
       expect(wrong.status).toBe(401);
       for (const path of [`/set/auth:k/v?_token=${gq.admin}x`, '/set/auth:k/v?_token=']) expect((await call(gq, path)).status, path).toBe(401);
       expect(await snapshot(admin)).toEqual(before);
@@ -279,7 +289,12 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
     });
 
     it('EMQ_GATEWAY_QUERY_TOKEN other than 1 or 0 stops the start, naming the variable, never its value', async () => {
-      const run = await emq(['gateway'], '', { VALKEY_URL: server.url, EMQ_GATEWAY_TOKENS: `admin:${gq.admin}`, EMQ_GATEWAY_PORT: '0', EMQ_GATEWAY_QUERY_TOKEN: 'yes-secret-ish' });
+      const run = await emq(['gateway'], '', {
+        VALKEY_URL: server.url,
+        EMQ_GATEWAY_TOKENS: `admin:${gq.admin}`,
+        EMQ_GATEWAY_PORT: '0',
+        EMQ_GATEWAY_QUERY_TOKEN: 'yes-secret-ish',
+      });
       expect(run.code).toBe(2);
       expect(run.stderr).toContain('EMQ_GATEWAY_QUERY_TOKEN is not 1 (on) or 0 (off)');
       expect(run.stderr).not.toContain('yes-secret-ish');
@@ -375,7 +390,13 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       ['the forbidden command last', (q, id) => [evalEnqueue(q, id, 'p'), ['PING'], ['SET', 'pipe:k', 'v']]],
       ['the forbidden command first', (q, id) => [['FLUSHALL'], evalEnqueue(q, id, 'p'), ['PING']]],
       ['a changed script in the middle', (q, id) => [evalEnqueue(q, id, 'p'), ['EVAL', mutated, 2, ...keysOf(q, `${id}1`), `${id}1`, 'x'], ['PING']]],
-      ['an EVALSHA of a loaded writer', (q, id) => [['EVALSHA', enqueueScript.sha1, 2, ...keysOf(q, id), id, 'p'], ['EVALSHA', writerSha, 1, 'pwned']]],
+      [
+        'an EVALSHA of a loaded writer',
+        (q, id) => [
+          ['EVALSHA', enqueueScript.sha1, 2, ...keysOf(q, id), id, 'p'],
+          ['EVALSHA', writerSha, 1, 'pwned'],
+        ],
+      ],
     ];
 
     for (const route of ['/pipeline', '/multi-exec']) {
@@ -564,7 +585,10 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       const huge = `emq:{${'\x7f'.repeat(7_000_000)}}:pending`;
       await admin.call('SLOWLOG', 'RESET');
       // straight to Valkey (the gateway's body cap would stop it first): the script itself is bounded
-      const error = await admin.call('EVAL', enqueueScript.text, '2', 'x', huge, 'JOB00000000001', 'p').then(() => undefined, (e: Error) => e.message);
+      const error = await admin.call('EVAL', enqueueScript.text, '2', 'x', huge, 'JOB00000000001', 'p').then(
+        () => undefined,
+        (e: Error) => e.message,
+      );
       expect(error).toMatch(/EMQLAYOUT/);
       expect(error!.length).toBeLessThan(300);
       // SLOWLOG keeps calls over 10 ms by default: the gsub of every byte took 1.76 s before
@@ -577,62 +601,58 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
 
   // ---- 4. limits and malformed requests
   describe('limits', () => {
-    it(
-      'a chunked body growing past EMQ_GATEWAY_MAX_BODY is answered 413 while the client is still writing, and nothing is written',
-      async () => {
-        const q = freshQueue('big');
-        const id = mintId();
-        const before = await snapshot(admin);
-        const TOTAL = 16 * 1024 * 1024;
-        const CHUNK = Buffer.alloc(64 * 1024, 0x61);
-        const url = new URL(gw.url + evalshaPath(q, id));
-        const outcome = await new Promise<{ status: number; written: number; body: string; finished: boolean }>((resolve, reject) => {
-          let written = 0;
-          let finished = false;
-          let timer: NodeJS.Timeout | undefined;
-          const req = request(
-            url,
-            { method: 'POST', agent: false, headers: { Authorization: `Bearer ${gw.producer}`, 'Transfer-Encoding': 'chunked' } },
-            (res) => {
-              const at = written;
-              clearInterval(timer);
-              readAll(res).then(
-                (body) => {
-                  req.destroy();
-                  resolve({ status: res.statusCode!, written: at, body, finished });
-                },
-                (err) => {
-                  req.destroy();
-                  resolve({ status: res.statusCode!, written: at, body: String(err), finished });
-                },
-              );
-            },
-          );
-          req.on('error', (err) => {
-            if (!finished || written < TOTAL) reject(err);
-          });
-          timer = setInterval(() => {
-            if (written >= TOTAL) {
-              clearInterval(timer);
-              finished = true;
-              req.end();
-              return;
-            }
-            req.write(CHUNK);
-            written += CHUNK.length;
-          }, 5);
+    it('a chunked body growing past EMQ_GATEWAY_MAX_BODY is answered 413 while the client is still writing, and nothing is written', async () => {
+      const q = freshQueue('big');
+      const id = mintId();
+      const before = await snapshot(admin);
+      const TOTAL = 16 * 1024 * 1024;
+      const CHUNK = Buffer.alloc(64 * 1024, 0x61);
+      const url = new URL(gw.url + evalshaPath(q, id));
+      const outcome = await new Promise<{ status: number; written: number; body: string; finished: boolean }>((resolve, reject) => {
+        let written = 0;
+        let finished = false;
+        let timer: NodeJS.Timeout | undefined;
+        const req = request(
+          url,
+          { method: 'POST', agent: false, headers: { Authorization: `Bearer ${gw.producer}`, 'Transfer-Encoding': 'chunked' } },
+          (res) => {
+            const at = written;
+            clearInterval(timer);
+            readAll(res).then(
+              (body) => {
+                req.destroy();
+                resolve({ status: res.statusCode!, written: at, body, finished });
+              },
+              (err) => {
+                req.destroy();
+                resolve({ status: res.statusCode!, written: at, body: String(err), finished });
+              },
+            );
+          },
+        );
+        req.on('error', (err) => {
+          if (!finished || written < TOTAL) reject(err);
         });
-        expect(outcome.status).toBe(413);
-        expect(outcome.finished).toBe(false);
-        // the cap is 1 MiB: the answer comes after a little more than that, not after 16 MiB
-        expect(outcome.written, `bytes written when the 413 arrived`).toBeGreaterThan(MAX_BODY);
-        expect(outcome.written, `bytes written when the 413 arrived`).toBeLessThan(4 * 1024 * 1024);
-        expect(JSON.parse(outcome.body).error).toContain(String(MAX_BODY));
-        expect(await admin.footprint(q)).toEqual({});
-        expect(await snapshot(admin)).toEqual(before);
-      },
-      20_000,
-    );
+        timer = setInterval(() => {
+          if (written >= TOTAL) {
+            clearInterval(timer);
+            finished = true;
+            req.end();
+            return;
+          }
+          req.write(CHUNK);
+          written += CHUNK.length;
+        }, 5);
+      });
+      expect(outcome.status).toBe(413);
+      expect(outcome.finished).toBe(false);
+      // the cap is 1 MiB: the answer comes after a little more than that, not after 16 MiB
+      expect(outcome.written, `bytes written when the 413 arrived`).toBeGreaterThan(MAX_BODY);
+      expect(outcome.written, `bytes written when the 413 arrived`).toBeLessThan(4 * 1024 * 1024);
+      expect(JSON.parse(outcome.body).error).toContain(String(MAX_BODY));
+      expect(await admin.footprint(q)).toEqual({});
+      expect(await snapshot(admin)).toEqual(before);
+    }, 20_000);
 
     it('a Content-Length above the cap is answered 413 at once, before any body byte is sent', async () => {
       const q = freshQueue('big');
@@ -774,27 +794,37 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(await snapshot(admin)).toEqual(before);
     });
 
-    it(
-      'BLPOP (JSON, path-style, in a pipeline) → 400 at once, nothing ran, and the shared connection still answers',
-      async () => {
-        const before = await snapshot(admin);
-        await admin.call('CONFIG', 'RESETSTAT');
-        const json = await command(gw, gw.admin, ['BLPOP', 'blk:list', 0]);
-        expect(json.status).toBe(400);
-        expect(json.json.error).toMatch(/BLPOP/);
-        expect((await call(gw, '/blpop/blk:list/0', { token: gw.admin })).status).toBe(400);
-        expect((await call(gw, '/blpop/blk:list/0', { token: gw.producer })).status).toBe(400);
-        const pipe = await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify([['SET', 'blk:k', 'v'], ['BLPOP', 'blk:list', 0]]) });
-        expect(pipe.status).toBe(400);
-        const multi = await call(gw, '/multi-exec', { token: gw.admin, method: 'POST', body: JSON.stringify([['SET', 'blk:k', 'v'], ['BLPOP', 'blk:list', 0]]) });
-        expect(multi.status).toBe(400);
-        expect(await admin.calls('blpop')).toBe(0);
-        expect(await admin.calls('set')).toBe(0);
-        expect(await snapshot(admin)).toEqual(before);
-        expect(await command(gw, gw.admin, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
-      },
-      10_000,
-    );
+    it('BLPOP (JSON, path-style, in a pipeline) → 400 at once, nothing ran, and the shared connection still answers', async () => {
+      const before = await snapshot(admin);
+      await admin.call('CONFIG', 'RESETSTAT');
+      const json = await command(gw, gw.admin, ['BLPOP', 'blk:list', 0]);
+      expect(json.status).toBe(400);
+      expect(json.json.error).toMatch(/BLPOP/);
+      expect((await call(gw, '/blpop/blk:list/0', { token: gw.admin })).status).toBe(400);
+      expect((await call(gw, '/blpop/blk:list/0', { token: gw.producer })).status).toBe(400);
+      const pipe = await call(gw, '/pipeline', {
+        token: gw.admin,
+        method: 'POST',
+        body: JSON.stringify([
+          ['SET', 'blk:k', 'v'],
+          ['BLPOP', 'blk:list', 0],
+        ]),
+      });
+      expect(pipe.status).toBe(400);
+      const multi = await call(gw, '/multi-exec', {
+        token: gw.admin,
+        method: 'POST',
+        body: JSON.stringify([
+          ['SET', 'blk:k', 'v'],
+          ['BLPOP', 'blk:list', 0],
+        ]),
+      });
+      expect(multi.status).toBe(400);
+      expect(await admin.calls('blpop')).toBe(0);
+      expect(await admin.calls('set')).toBe(0);
+      expect(await snapshot(admin)).toEqual(before);
+      expect(await command(gw, gw.admin, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
+    }, 10_000);
 
     it('XREAD / XREADGROUP with BLOCK → 400 at once; without BLOCK they run', async () => {
       await admin.call('CONFIG', 'RESETSTAT');
@@ -854,7 +884,7 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
     });
   });
 
-  describe('finding 2 (security review): unknown commands never reach Valkey, and nothing an admin sends drops the producers\' connection', () => {
+  describe("finding 2 (security review): unknown commands never reach Valkey, and nothing an admin sends drops the producers' connection", () => {
     /** Error replies Valkey has sent since the last CONFIG RESETSTAT: an unknown command sent would count. */
     const errorReplies = async () => Number(/total_error_replies:(\d+)/.exec(String(await admin.text('INFO', 'stats')))?.[1]);
     /** Calls of COMMAND LIST since the last CONFIG RESETSTAT. */
@@ -868,7 +898,10 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       const statuses: number[] = [];
       const producers = Array.from({ length: 4 }, async (_, i) => {
         while (!stop) {
-          const r = i % 2 === 0 ? await command(gw, gw.producer, ['PING']) : await call(gw, evalshaPath(q, mintId()), { token: gw.producer, method: 'POST', body: 'steady' });
+          const r =
+            i % 2 === 0
+              ? await command(gw, gw.producer, ['PING'])
+              : await call(gw, evalshaPath(q, mintId()), { token: gw.producer, method: 'POST', body: 'steady' });
           statuses.push(r.status);
         }
       });
@@ -892,8 +925,22 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
             await call(gw, `/nosuchcmd/${encodeURIComponent(cut)}`, { token: gw.admin }),
             await call(gw, '/nosuchcmd', { token: gw.admin, method: 'POST', body: Buffer.from([0xff, 0xfe]) }),
             await command(gw, gw.admin, ['nosuchcmd', cut]),
-            await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify([['SET', 'unknown:k', 'v'], ['nosuchcmd', cut]]) }),
-            await call(gw, '/multi-exec', { token: gw.admin, method: 'POST', body: JSON.stringify([['SET', 'unknown:k', 'v'], ['nosuchcmd', cut]]) }),
+            await call(gw, '/pipeline', {
+              token: gw.admin,
+              method: 'POST',
+              body: JSON.stringify([
+                ['SET', 'unknown:k', 'v'],
+                ['nosuchcmd', cut],
+              ]),
+            }),
+            await call(gw, '/multi-exec', {
+              token: gw.admin,
+              method: 'POST',
+              body: JSON.stringify([
+                ['SET', 'unknown:k', 'v'],
+                ['nosuchcmd', cut],
+              ]),
+            }),
           ];
           for (const r of answers) {
             expect(r.status, r.text).toBe(400);
@@ -909,7 +956,11 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       expect(await admin.call('EXISTS', 'unknown:k')).toBe(0);
       const after = await snapshot(admin);
       // the producers' jobs are the only change
-      expect(Object.keys(after.entries).filter((k) => !(k in before.entries)).every((k) => Buffer.from(k, 'hex').toString().startsWith('emq:{steady-'))).toBe(true);
+      expect(
+        Object.keys(after.entries)
+          .filter((k) => !(k in before.entries))
+          .every((k) => Buffer.from(k, 'hex').toString().startsWith('emq:{steady-')),
+      ).toBe(true);
       for (const [k, v] of Object.entries(before.entries)) if (!Buffer.from(k, 'hex').toString().startsWith('emq:{steady-')) expect(after.entries[k]).toBe(v);
     });
 
@@ -919,13 +970,22 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
       for (let i = 0; i < 10; i++) {
         expect(await command(gw, gw.admin, ['set', 'known:k', String(i)])).toMatchObject({ status: 200, json: { result: 'OK' } });
         expect(await call(gw, '/GeT/known:k', { token: gw.admin })).toMatchObject({ status: 200, json: { result: String(i) } });
-        expect(await call(gw, '/pipeline', { token: gw.admin, method: 'POST', body: JSON.stringify([['Config', 'get', 'maxmemory'], ['object', 'encoding', 'known:k']]) })).toMatchObject({ status: 200 });
+        expect(
+          await call(gw, '/pipeline', {
+            token: gw.admin,
+            method: 'POST',
+            body: JSON.stringify([
+              ['Config', 'get', 'maxmemory'],
+              ['object', 'encoding', 'known:k'],
+            ]),
+          }),
+        ).toMatchObject({ status: 200 });
       }
       expect(await commandLists()).toBe(0);
       await admin.call('DEL', 'known:k');
     });
 
-    it('(b) an admin command whose error reply is not UTF-8 (a script\'s error_reply) drops only the admin\'s own connection: every producer call still answers 200', async () => {
+    it("(b) an admin command whose error reply is not UTF-8 (a script's error_reply) drops only the admin's own connection: every producer call still answers 200", async () => {
       const statuses = await producersDuring(async () => {
         for (let round = 0; round < 3; round++) {
           const r = await call(gw, `/eval/${encodeURIComponent('return redis.error_reply(ARGV[1])')}/0/%FF`, { token: gw.admin });
@@ -1019,7 +1079,9 @@ describe('finding 11 (security review): a gateway at its default caps (8 MiB bod
       expect(r.status).toBe(400);
       // it stopped counting at the cap: it never learned how many there were
       expect(r.json.error).toBe('ERR more than 10000 commands in one request; the limit is 10000');
-      console.log(`[finding 11] ${route}: 8 MiB of ${n.toLocaleString('en')} commands refused in ${ms.toFixed(0)} ms, gateway CPU ${((cpuSeconds(gw.child.pid!) - cpu) * 1000).toFixed(0)} ms (upload included)`);
+      console.log(
+        `[finding 11] ${route}: 8 MiB of ${n.toLocaleString('en')} commands refused in ${ms.toFixed(0)} ms, gateway CPU ${((cpuSeconds(gw.child.pid!) - cpu) * 1000).toFixed(0)} ms (upload included)`,
+      );
     }
     expect(await admin.calls('exec')).toBe(0);
     expect(await snapshot(admin)).toEqual(before);
@@ -1037,7 +1099,7 @@ describe('finding 11 (security review): a gateway at its default caps (8 MiB bod
     expect(over.json.error).toContain('10000');
   });
 
-  it('a producer token\'s body past 2 MiB: 413 while it streams in (an admin\'s 3 MiB body is fine), nothing written; no token: 401 before any of it is read', async () => {
+  it("a producer token's body past 2 MiB: 413 while it streams in (an admin's 3 MiB body is fine), nothing written; no token: 401 before any of it is read", async () => {
     const q = freshQueue('pcap');
     const before = await snapshot(admin);
     const streamed = await streamUntilAnswered(new URL(gw.url + evalshaPath(q, mintId())), { Authorization: `Bearer ${gw.producer}` }, 16 * MiB);
@@ -1078,110 +1140,98 @@ describe('gateway while Valkey is down', () => {
     for (const f of cleanup.reverse()) await f().catch(() => undefined);
   });
 
-  it(
-    'after one call found Valkey gone, the next answer 503 at once instead of waiting out the request timeout; a PING finds it back',
-    async () => {
-      const server = await startServer();
-      cleanup.push(() => server.stop());
-      // a request timeout twice the abort below: an answer in time did not wait it out
-      const gw = await startGatewayProcess(server.url, { EMQ_GATEWAY_TIMEOUT_MS: '4000' });
-      cleanup.push(() => gw.stop());
-      expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200 });
-      process.kill(server.pid, 'SIGKILL');
-      await sleep(100);
-      // the first call may wait for glide to give up (connection refused when it reconnects)
-      const first = await fetch(`${gw.url}/ping`, { headers: { Authorization: `Bearer ${gw.producer}` } });
-      expect(first.status).toBe(503);
-      for (let i = 0; i < 5; i++) {
-        const r = await fetch(`${gw.url}/ping`, { headers: { Authorization: `Bearer ${gw.producer}` }, signal: AbortSignal.timeout(2_000) });
-        expect(r.status).toBe(503);
-        expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
-      }
-      await server.restart();
-      let status = 0;
-      for (const deadline = Date.now() + 10_000; Date.now() < deadline && status !== 200; await sleep(50)) {
-        status = (await command(gw, gw.producer, ['PING'])).status;
-      }
-      expect(status).toBe(200);
-      expect(await gw.stop()).toBe(0);
-    },
-    60_000,
-  );
+  it('after one call found Valkey gone, the next answer 503 at once instead of waiting out the request timeout; a PING finds it back', async () => {
+    const server = await startServer();
+    cleanup.push(() => server.stop());
+    // a request timeout twice the abort below: an answer in time did not wait it out
+    const gw = await startGatewayProcess(server.url, { EMQ_GATEWAY_TIMEOUT_MS: '4000' });
+    cleanup.push(() => gw.stop());
+    expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200 });
+    process.kill(server.pid, 'SIGKILL');
+    await sleep(100);
+    // the first call may wait for glide to give up (connection refused when it reconnects)
+    const first = await fetch(`${gw.url}/ping`, { headers: { Authorization: `Bearer ${gw.producer}` } });
+    expect(first.status).toBe(503);
+    for (let i = 0; i < 5; i++) {
+      const r = await fetch(`${gw.url}/ping`, { headers: { Authorization: `Bearer ${gw.producer}` }, signal: AbortSignal.timeout(2_000) });
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+    }
+    await server.restart();
+    let status = 0;
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && status !== 200; await sleep(50)) {
+      status = (await command(gw, gw.producer, ['PING'])).status;
+    }
+    expect(status).toBe(200);
+    expect(await gw.stop()).toBe(0);
+  }, 60_000);
 
-  it(
-    'answers 503 with Retry-After once Valkey is killed, and 200 again from the same process once it is back on the same port',
-    async () => {
-      let server = await startServer();
-      const port = server.port;
-      cleanup.push(() => server.stop());
-      const gw = await startGatewayProcess(server.url, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
-      cleanup.push(() => gw.stop());
+  it('answers 503 with Retry-After once Valkey is killed, and 200 again from the same process once it is back on the same port', async () => {
+    let server = await startServer();
+    const port = server.port;
+    cleanup.push(() => server.stop());
+    const gw = await startGatewayProcess(server.url, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
+    cleanup.push(() => gw.stop());
 
-      expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
+    expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
 
-      await server.stop();
-      const down = await command(gw, gw.producer, ['PING']);
-      expect(down.status).toBe(503);
-      expect(down.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect(down.json.error).toMatch(/unavailable/i);
-      const downReady = await call(gw, '/readyz');
-      expect(downReady.status).toBe(503);
-      expect(downReady.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect((await call(gw, '/healthz')).status).toBe(200);
+    await server.stop();
+    const down = await command(gw, gw.producer, ['PING']);
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(down.json.error).toMatch(/unavailable/i);
+    const downReady = await call(gw, '/readyz');
+    expect(downReady.status).toBe(503);
+    expect(downReady.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await call(gw, '/healthz')).status).toBe(200);
 
-      server = await startServer({ port });
-      let last: Answer | undefined;
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline) {
-        last = await command(gw, gw.producer, ['PING']);
-        if (last.status === 200) break;
-        await sleep(200);
-      }
-      expect(last?.status, `last answer: ${JSON.stringify(last?.json)}`).toBe(200);
-      expect(last?.json).toEqual({ result: 'PONG' });
-      expect(gw.child.exitCode).toBeNull();
-      expect((await call(gw, '/readyz')).status).toBe(200);
-      expect(await gw.stop()).toBe(0);
-    },
-    30_000,
-  );
+    server = await startServer({ port });
+    let last: Answer | undefined;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      last = await command(gw, gw.producer, ['PING']);
+      if (last.status === 200) break;
+      await sleep(200);
+    }
+    expect(last?.status, `last answer: ${JSON.stringify(last?.json)}`).toBe(200);
+    expect(last?.json).toEqual({ result: 'PONG' });
+    expect(gw.child.exitCode).toBeNull();
+    expect((await call(gw, '/readyz')).status).toBe(200);
+    expect(await gw.stop()).toBe(0);
+  }, 30_000);
 
-  it(
-    'started while Valkey is down: /readyz 503 and /healthz 200; /readyz 200 once Valkey starts',
-    async () => {
-      // a port that nothing listens on, then Valkey on that very port
-      const probe = await startServer();
-      const port = probe.port;
-      await probe.stop();
-      const gw = await startGatewayProcess(`redis://127.0.0.1:${port}`, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
-      cleanup.push(() => gw.stop());
+  it('started while Valkey is down: /readyz 503 and /healthz 200; /readyz 200 once Valkey starts', async () => {
+    // a port that nothing listens on, then Valkey on that very port
+    const probe = await startServer();
+    const port = probe.port;
+    await probe.stop();
+    const gw = await startGatewayProcess(`redis://127.0.0.1:${port}`, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
+    cleanup.push(() => gw.stop());
 
-      expect((await call(gw, '/healthz')).status).toBe(200);
-      const notReady = await call(gw, '/readyz');
-      expect(notReady.status).toBe(503);
-      expect(notReady.headers.get('retry-after')).toMatch(/^\d+$/);
-      const cmd = await command(gw, gw.producer, ['PING']);
-      expect(cmd.status).toBe(503);
-      // what the gateway decides alone is answered as ever: a refusal stays a refusal
-      expect((await command(gw, gw.producer, ['FLUSHALL'])).status).toBe(403);
-      expect((await call(gw, '/evalsha/%ZZ/0', { token: gw.producer, method: 'POST', body: 'p' })).status).toBe(400);
-      expect((await call(gw, '/', { token: gw.producer, method: 'POST', body: '[' })).status).toBe(400);
+    expect((await call(gw, '/healthz')).status).toBe(200);
+    const notReady = await call(gw, '/readyz');
+    expect(notReady.status).toBe(503);
+    expect(notReady.headers.get('retry-after')).toMatch(/^\d+$/);
+    const cmd = await command(gw, gw.producer, ['PING']);
+    expect(cmd.status).toBe(503);
+    // what the gateway decides alone is answered as ever: a refusal stays a refusal
+    expect((await command(gw, gw.producer, ['FLUSHALL'])).status).toBe(403);
+    expect((await call(gw, '/evalsha/%ZZ/0', { token: gw.producer, method: 'POST', body: 'p' })).status).toBe(400);
+    expect((await call(gw, '/', { token: gw.producer, method: 'POST', body: '[' })).status).toBe(400);
 
-      const server = await startServer({ port });
-      cleanup.push(() => server.stop());
-      let status = 0;
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline) {
-        status = (await call(gw, '/readyz')).status;
-        if (status === 200) break;
-        await sleep(200);
-      }
-      expect(status).toBe(200);
-      expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
-      expect(await gw.stop()).toBe(0);
-    },
-    30_000,
-  );
+    const server = await startServer({ port });
+    cleanup.push(() => server.stop());
+    let status = 0;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      status = (await call(gw, '/readyz')).status;
+      if (status === 200) break;
+      await sleep(200);
+    }
+    expect(status).toBe(200);
+    expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
+    expect(await gw.stop()).toBe(0);
+  }, 30_000);
 });
 
 // ---------------------------------------------------------------- 6. SIGTERM
@@ -1199,70 +1249,66 @@ describe('gateway SIGTERM', () => {
     await server?.stop();
   });
 
-  it(
-    'finishes the request in flight with 200 and Connection: close, refuses new connections, and exits 0',
-    async () => {
-      const gw = await startGatewayProcess(server.url);
-      const port = portOf(gw);
-      // one keep-alive socket, so a second request can ride the connection of the first
-      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-      try {
-        expect((await call(gw, '/readyz')).status).toBe(200);
-        const q = freshQueue('term');
-        const id = mintId();
-        const payload = randomBytes(512 * 1024);
-        const half = payload.length / 2;
+  it('finishes the request in flight with 200 and Connection: close, refuses new connections, and exits 0', async () => {
+    const gw = await startGatewayProcess(server.url);
+    const port = portOf(gw);
+    // one keep-alive socket, so a second request can ride the connection of the first
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      expect((await call(gw, '/readyz')).status).toBe(200);
+      const q = freshQueue('term');
+      const id = mintId();
+      const payload = randomBytes(512 * 1024);
+      const half = payload.length / 2;
 
-        let responded = false;
-        let req!: ReturnType<typeof request>;
-        const answer = new Promise<{ status: number; body: string; connection: string | undefined }>((resolve, reject) => {
-          req = request(
-            new URL(gw.url + evalshaPath(q, id)),
-            { method: 'POST', agent, headers: { Authorization: `Bearer ${gw.producer}`, 'Content-Length': String(payload.length) } },
-            (res) => {
-              responded = true;
-              readAll(res).then((body) => resolve({ status: res.statusCode!, body, connection: res.headers.connection }), reject);
-            },
-          );
-          req.on('error', reject);
-        });
-        // half the body, then SIGTERM while the rest is still to come
-        await new Promise<void>((r) => req.write(payload.subarray(0, half), () => r()));
-        await sleep(100);
-        expect(responded).toBe(false);
-        const exited = gw.stop(); // sends SIGTERM
+      let responded = false;
+      let req!: ReturnType<typeof request>;
+      const answer = new Promise<{ status: number; body: string; connection: string | undefined }>((resolve, reject) => {
+        req = request(
+          new URL(gw.url + evalshaPath(q, id)),
+          { method: 'POST', agent, headers: { Authorization: `Bearer ${gw.producer}`, 'Content-Length': String(payload.length) } },
+          (res) => {
+            responded = true;
+            readAll(res).then((body) => resolve({ status: res.statusCode!, body, connection: res.headers.connection }), reject);
+          },
+        );
+        req.on('error', reject);
+      });
+      // half the body, then SIGTERM while the rest is still to come
+      await new Promise<void>((r) => req.write(payload.subarray(0, half), () => r()));
+      await sleep(100);
+      expect(responded).toBe(false);
+      const exited = gw.stop(); // sends SIGTERM
 
-        // the listener closes: new connections are refused while the old one is still open
-        let closed = false;
-        for (const deadline = Date.now() + 3_000; Date.now() < deadline; ) {
-          if ((closed = await refused(port))) break;
-          await sleep(20);
-        }
-        expect(closed).toBe(true);
-        expect(responded).toBe(false);
-        expect(gw.child.exitCode).toBeNull();
-
-        // the rest of the body, slowly
-        for (let off = half; off < payload.length; off += 64 * 1024) {
-          req.write(payload.subarray(off, Math.min(off + 64 * 1024, payload.length)));
-          await sleep(20);
-        }
-        req.end();
-        const r = await answer;
-        expect(r.status).toBe(200);
-        expect(JSON.parse(r.body)).toEqual({ result: 1 });
-        // its client is told not to reuse the socket, so nothing holds the exit up
-        expect(r.connection).toBe('close');
-        expect(((await admin.call('HGET', keysOf(q, id)[0]!, 'payload')) as Buffer).equals(payload)).toBe(true);
-
-        expect(await exited).toBe(0);
-        expect(gw.stderr()).toMatch(/SIGTERM/);
-        expect(await refused(port)).toBe(true);
-      } finally {
-        agent.destroy();
-        await gw.stop();
+      // the listener closes: new connections are refused while the old one is still open
+      let closed = false;
+      for (const deadline = Date.now() + 3_000; Date.now() < deadline; ) {
+        if ((closed = await refused(port))) break;
+        await sleep(20);
       }
-    },
-    20_000,
-  );
+      expect(closed).toBe(true);
+      expect(responded).toBe(false);
+      expect(gw.child.exitCode).toBeNull();
+
+      // the rest of the body, slowly
+      for (let off = half; off < payload.length; off += 64 * 1024) {
+        req.write(payload.subarray(off, Math.min(off + 64 * 1024, payload.length)));
+        await sleep(20);
+      }
+      req.end();
+      const r = await answer;
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toEqual({ result: 1 });
+      // its client is told not to reuse the socket, so nothing holds the exit up
+      expect(r.connection).toBe('close');
+      expect(((await admin.call('HGET', keysOf(q, id)[0]!, 'payload')) as Buffer).equals(payload)).toBe(true);
+
+      expect(await exited).toBe(0);
+      expect(gw.stderr()).toMatch(/SIGTERM/);
+      expect(await refused(port)).toBe(true);
+    } finally {
+      agent.destroy();
+      await gw.stop();
+    }
+  }, 20_000);
 });

@@ -76,7 +76,11 @@ describe.each(targets())('@genqueue: $name', (target) => {
   const list = async (key: string) => ((await admin.call('LRANGE', key, '0', '-1')) as Buffer[]).map((b) => b.toString());
   const lane = async (q: string, g: string) => {
     const flat = ((await admin.call('ZRANGE', `emq:{${q}}:g:${g}:pending`, '0', '-1', 'WITHSCORES')) as unknown[]).flatMap((e) =>
-      Array.isArray(e) ? e : e !== null && typeof e === 'object' && 'key' in e ? [(e as { key: unknown }).key, (e as unknown as { value: unknown }).value] : [e],
+      Array.isArray(e)
+        ? e
+        : e !== null && typeof e === 'object' && 'key' in e
+          ? [(e as { key: unknown }).key, (e as unknown as { value: unknown }).value]
+          : [e],
     );
     const out: string[] = [];
     for (let i = 0; i < flat.length; i += 2) out.push(`${String(flat[i])}@${Number(String(flat[i + 1]))}`);
@@ -101,7 +105,7 @@ describe.each(targets())('@genqueue: $name', (target) => {
       });
     });
 
-    it('a group already on the ring is not added again and gets no wake; another group joins the ring\'s end', async () => {
+    it("a group already on the ring is not added again and gets no wake; another group joins the ring's end", async () => {
       const q = freshQueue('gq');
       const [a1, a2, b1] = [mintId(), mintId(), mintId()];
       await enqueueGrouped(conn, q, A, a1, '1');
@@ -123,7 +127,11 @@ describe.each(targets())('@genqueue: $name', (target) => {
         ['below its limit', (q) => Promise.all([admin.call('HSET', `emq:{${q}}:glimit`, A, '3'), admin.call('HSET', `emq:{${q}}:gactive`, A, '2')]), true],
         ['a limit, nothing active', (q) => admin.call('HSET', `emq:{${q}}:glimit`, A, '1'), true],
         ['active, no limit', (q) => admin.call('HSET', `emq:{${q}}:gactive`, A, '50'), true],
-        ['another group paused and limited', (q) => Promise.all([admin.call('SADD', `emq:{${q}}:paused`, B), admin.call('HSET', `emq:{${q}}:glimit`, B, '0')]), true],
+        [
+          'another group paused and limited',
+          (q) => Promise.all([admin.call('SADD', `emq:{${q}}:paused`, B), admin.call('HSET', `emq:{${q}}:glimit`, B, '0')]),
+          true,
+        ],
       ];
       for (const [what, prepare, rung] of cases) {
         const q = freshQueue('gq');
@@ -165,7 +173,12 @@ describe.each(targets())('@genqueue: $name', (target) => {
 
     it('payload bytes are stored exactly (the payload is the last argument)', async () => {
       const q = freshQueue('gq');
-      for (const payload of [Uint8Array.from({ length: 256 }, (_, i) => i), new Uint8Array(0), new Uint8Array([0xc3, 0x28, 0]), Uint8Array.from({ length: 1 << 20 }, (_, i) => (i * 7919) & 255)]) {
+      for (const payload of [
+        Uint8Array.from({ length: 256 }, (_, i) => i),
+        new Uint8Array(0),
+        new Uint8Array([0xc3, 0x28, 0]),
+        Uint8Array.from({ length: 1 << 20 }, (_, i) => (i * 7919) & 255),
+      ]) {
         const id = mintId();
         expect(await enqueueGrouped(conn, q, B, id, payload)).toBe('enqueued');
         const stored = (await admin.call('HGET', `emq:{${q}}:job:${id}`, 'payload')) as Buffer | null;
@@ -195,7 +208,11 @@ describe.each(targets())('@genqueue: $name', (target) => {
       const good = [id, A, 'p'];
       const swap = (i: number, key: string) => keys.map((k, j) => (j === i ? key : k));
       const cases: Array<[string[], string[], RegExp]> = [
-        [genqueueKeys(q)('JOB0JZGkP8sq48', A).map((k) => k.replace('JOB0JZGkP8sq48', 'ORD0NgWEfAEJfs')), ['ORD0NgWEfAEJfs', A, 'p'], /^EMQKIND:? job id must be JOB-namespaced$/],
+        [
+          genqueueKeys(q)('JOB0JZGkP8sq48', A).map((k) => k.replace('JOB0JZGkP8sq48', 'ORD0NgWEfAEJfs')),
+          ['ORD0NgWEfAEJfs', A, 'p'],
+          /^EMQKIND:? job id must be JOB-namespaced$/,
+        ],
         [[], [], /^EMQKIND/],
         [keys, [], /^EMQKIND/],
         [keys.slice(0, 6), good, /^EMQLAYOUT/],
@@ -247,7 +264,11 @@ describe.each(targets())('@genqueue: $name', (target) => {
     });
 
     it('a glimit or gactive field of the group that holds no number: EMQLAYOUT, nothing written (the library would fail after its writes)', async () => {
-      for (const [hash, value] of [['glimit', 'many'], ['gactive', 'x'], ['glimit', '']] as const) {
+      for (const [hash, value] of [
+        ['glimit', 'many'],
+        ['gactive', 'x'],
+        ['glimit', ''],
+      ] as const) {
         const q = freshQueue('gq');
         await admin.call('HSET', `emq:{${q}}:${hash}`, A, value, B, 'not mine either');
         const before = await snapshot(admin, q);
@@ -298,7 +319,12 @@ describe.each(targets())('@genqueue: $name', (target) => {
 
     it('enqueueGroupedMany: refused whole before sending, naming the job; minted ids reminted on a collision; BatchError', async () => {
       const q = freshQueue('gq');
-      await expect(enqueueGroupedMany(conn, q, [{ group: A, payload: 'x' }, { group: 'bad', payload: 'x' }])).rejects.toThrow(/^job 1: group/);
+      await expect(
+        enqueueGroupedMany(conn, q, [
+          { group: A, payload: 'x' },
+          { group: 'bad', payload: 'x' },
+        ]),
+      ).rejects.toThrow(/^job 1: group/);
       expect(await admin.footprint(q)).toEqual({});
       const taken = mintId();
       await admin.call('HSET', `emq:{${q}}:job:${taken}`, 'state', 'pending', 'attempts', '0', 'payload', 'theirs', 'group', A);
@@ -310,7 +336,10 @@ describe.each(targets())('@genqueue: $name', (target) => {
 
       await admin.call('SET', `emq:{${q}}:g:${B}:pending`, 'wrong');
       const fresh = mintId();
-      const err = (await enqueueGroupedMany(conn, q, [{ id: taken, group: A, payload: 'a' }, { id: fresh, group: B, payload: 'b' }]).catch((e: unknown) => e)) as BatchError;
+      const err = (await enqueueGroupedMany(conn, q, [
+        { id: taken, group: A, payload: 'a' },
+        { id: fresh, group: B, payload: 'b' },
+      ]).catch((e: unknown) => e)) as BatchError;
       expect(err).toBeInstanceOf(BatchError);
       expect(err.results[0]).toEqual({ id: taken, verdict: 'duplicate' });
       expect((err.results[1] as { error: Error }).error).toBeInstanceOf(WrongTypeError);
@@ -337,7 +366,7 @@ describe.each(targets())('@genqueue-once: $name', (target) => {
   const deOf = async (q: string, key = 'k-1') => dedupKey(q, await dedupIdOf('key:test', key));
   const run = (keys: string[], args: Array<string | Uint8Array>): Promise<Outcome> => conn.run({ op: 'eval', script: genqueueOnceScript.text, keys, args });
 
-  it('the first use writes @genqueue\'s row, lane, ring and wake, and parks the id at de:<dedupId> with its TTL', async () => {
+  it("the first use writes @genqueue's row, lane, ring and wake, and parks the id at de:<dedupId> with its TTL", async () => {
     const q = freshQueue('gonce');
     const first = await once(q);
     expect(first.verdict).toBe('enqueued');
@@ -379,7 +408,7 @@ describe.each(targets())('@genqueue-once: $name', (target) => {
     expect(got.id).not.toBe(taken);
   });
 
-  it('refusals: host-side, wrong types of every key, no number in glimit (on a miss only), the script\'s gates; nothing written', async () => {
+  it("refusals: host-side, wrong types of every key, no number in glimit (on a miss only), the script's gates; nothing written", async () => {
     const q = freshQueue('gonce');
     let before = await snapshot(admin, q);
     await expect(once(q, { id: 'ORD0NgWEfAEJfs' })).rejects.toBeInstanceOf(KindError);

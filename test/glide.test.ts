@@ -67,7 +67,10 @@ describe('glide connection', () => {
     const ids = queues.map(() => mintId());
     expect(await Promise.all(queues.map((q, i) => enqueue(conn, q, ids[i]!, q)))).toEqual(['enqueued', 'enqueued', 'enqueued']);
     await admin.call('SCRIPT', 'FLUSH');
-    const batch = await enqueueMany(conn, 'beta', [{ id: ids[1]!, payload: 'again' }, { id: mintId(), payload: 'new' }]);
+    const batch = await enqueueMany(conn, 'beta', [
+      { id: ids[1]!, payload: 'again' },
+      { id: mintId(), payload: 'new' },
+    ]);
     expect(batch.map((r) => r.verdict)).toEqual(['duplicate', 'enqueued']);
     for (const q of queues) expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(q === 'beta' ? 2 : 1);
     await conn.close();

@@ -121,10 +121,15 @@ describe('finding 8 (security review): caps and timeouts on both Node servers', 
       post: { path: `/evalsha/${enqueueScript.sha1}/2/a/b/c`, headers: `Authorization: Bearer ${gw.producer}\r\n` },
       stop: () => gw.stop(),
     };
-    const producer = await startProducerProcess({ VALKEY_URL: server.url, EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), ...limitsOf('EMQ_PRODUCER') });
+    const producer = await startProducerProcess({
+      VALKEY_URL: server.url,
+      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+      ...limitsOf('EMQ_PRODUCER'),
+    });
     targets.producer = {
       url: producer.url,
-      honest: async () => (await fetch(`${producer.url}/v1/queues/${q}/jobs`, { method: 'POST', body: 'honest', headers: { Authorization: `Bearer ${TOKEN}` } })).status,
+      honest: async () =>
+        (await fetch(`${producer.url}/v1/queues/${q}/jobs`, { method: 'POST', body: 'honest', headers: { Authorization: `Bearer ${TOKEN}` } })).status,
       post: { path: `/v1/queues/${q}/jobs`, headers: `Authorization: Bearer ${TOKEN}\r\n` },
       stop: () => producer.stop(),
     };
@@ -185,7 +190,11 @@ describe('finding 8 (security review): caps and timeouts on both Node servers', 
       ['gateway', { EMQ_GATEWAY_REQUEST_TIMEOUT_MS: '0' }, 'EMQ_GATEWAY_REQUEST_TIMEOUT_MS is not a whole number'],
       ['gateway', { EMQ_GATEWAY_KEEPALIVE_TIMEOUT_MS: `1${SECRET}` }, 'EMQ_GATEWAY_KEEPALIVE_TIMEOUT_MS is not a whole number'],
       ['gateway', { EMQ_GATEWAY_MAX_CONNECTIONS: '-1' }, 'EMQ_GATEWAY_MAX_CONNECTIONS is not a whole number'],
-      ['gateway', { EMQ_GATEWAY_HEADERS_TIMEOUT_MS: '5000', EMQ_GATEWAY_REQUEST_TIMEOUT_MS: '4000' }, 'EMQ_GATEWAY_HEADERS_TIMEOUT_MS must not be above EMQ_GATEWAY_REQUEST_TIMEOUT_MS'],
+      [
+        'gateway',
+        { EMQ_GATEWAY_HEADERS_TIMEOUT_MS: '5000', EMQ_GATEWAY_REQUEST_TIMEOUT_MS: '4000' },
+        'EMQ_GATEWAY_HEADERS_TIMEOUT_MS must not be above EMQ_GATEWAY_REQUEST_TIMEOUT_MS',
+      ],
       ['gateway', { EMQ_GATEWAY_MAX_BODY: SECRET }, 'EMQ_GATEWAY_MAX_BODY is not a whole number'],
       ['gateway', { EMQ_GATEWAY_PRODUCER_MAX_BODY: SECRET }, 'EMQ_GATEWAY_PRODUCER_MAX_BODY is not a whole number'],
       ['gateway', { EMQ_GATEWAY_PORT: SECRET }, 'EMQ_GATEWAY_PORT is not a whole number'],

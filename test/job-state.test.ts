@@ -4,16 +4,7 @@
 // field; attempts from the row. Reads only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome } from '../shared/connection.js';
-import {
-  InvalidIdError,
-  KindError,
-  ProtocolError,
-  WrongTypeError,
-  enqueue,
-  jobState,
-  jobStateScript,
-  mintId,
-} from '../shared/index.js';
+import { InvalidIdError, KindError, ProtocolError, WrongTypeError, enqueue, jobState, jobStateScript, mintId } from '../shared/index.js';
 import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
 import { targets } from './support/targets.js';
 
@@ -69,7 +60,7 @@ describe.each(targets())('@job-state: $name', (target) => {
     }
   });
 
-  it('a flow parent held out of every set is awaiting_children, by its row\'s state field', async () => {
+  it("a flow parent held out of every set is awaiting_children, by its row's state field", async () => {
     const q = freshQueue('state');
     const id = mintId();
     await admin.call('HSET', `emq:{${q}}:job:${id}`, 'state', 'awaiting_children', 'attempts', '0', 'payload', 'P');
@@ -79,7 +70,7 @@ describe.each(targets())('@job-state: $name', (target) => {
     expect(await jobState(conn, q, id)).toEqual({ state: 'pending', attempts: 0 });
   });
 
-  it('the sets are read in the library\'s order: pending, active, schedule, dead', async () => {
+  it("the sets are read in the library's order: pending, active, schedule, dead", async () => {
     const q = freshQueue('state');
     const id = mintId();
     const want = ['pending', 'active', 'scheduled', 'dead'];
@@ -93,7 +84,13 @@ describe.each(targets())('@job-state: $name', (target) => {
 
   it('404 (null) when only a row in no set exists with any other state, or nothing at all', async () => {
     const q = freshQueue('state');
-    for (const fields of [['state', 'active', 'attempts', '3'], ['state', 'pending', 'attempts', '0'], ['state', 'scheduled'], ['attempts', '1'], ['payload', 'only']]) {
+    for (const fields of [
+      ['state', 'active', 'attempts', '3'],
+      ['state', 'pending', 'attempts', '0'],
+      ['state', 'scheduled'],
+      ['attempts', '1'],
+      ['payload', 'only'],
+    ]) {
       const id = mintId();
       await admin.call('HSET', `emq:{${q}}:job:${id}`, ...fields);
       expect(await jobState(conn, q, id), fields.join(' ')).toBeNull();
@@ -133,7 +130,7 @@ describe.each(targets())('@job-state: $name', (target) => {
     await expect(jobState(conn, 'bad:queue', mintId())).rejects.toThrow(/queue/);
   });
 
-  it('the layout gate: this id\'s row and the four sets of one queue, and exactly one branded id; EMQLAYOUT', async () => {
+  it("the layout gate: this id's row and the four sets of one queue, and exactly one branded id; EMQLAYOUT", async () => {
     const q = freshQueue('state');
     const other = `${q}x`;
     const id = mintId();
@@ -143,7 +140,10 @@ describe.each(targets())('@job-state: $name', (target) => {
       [[row, pending, active, schedule, dead, dead], [id]],
       [[row], [id]],
       [[row, pending, active, schedule, dead], []],
-      [[row, pending, active, schedule, dead], [id, id]],
+      [
+        [row, pending, active, schedule, dead],
+        [id, id],
+      ],
       [[row, pending, active, schedule, dead], [mintId()]],
       [[`emq:{${other}}:job:${id}`, pending, active, schedule, dead], [id]],
       [[row, `emq:{${other}}:pending`, active, schedule, dead], [id]],
@@ -197,10 +197,25 @@ describe('jobState reads its replies strictly', () => {
 
   it('anything but nil or [a known state, digits] is a ProtocolError', async () => {
     const id = mintId();
-    for (const value of [1, 'pending', [], ['pending'], ['pending', '0', 'x'], ['unknown', '0'], ['absent', '0'], ['completed', '1'], ['pending', 'x'], ['pending', '-1'], ['pending', 2]]) {
+    for (const value of [
+      1,
+      'pending',
+      [],
+      ['pending'],
+      ['pending', '0', 'x'],
+      ['unknown', '0'],
+      ['absent', '0'],
+      ['completed', '1'],
+      ['pending', 'x'],
+      ['pending', '-1'],
+      ['pending', 2],
+    ]) {
       await expect(jobState(answering({ ok: true, value: value as never }), 'q', id), JSON.stringify(value)).rejects.toBeInstanceOf(ProtocolError);
     }
     expect(await jobState(answering({ ok: true, value: null }), 'q', id)).toBeNull();
-    expect(await jobState(answering({ ok: true, value: [new TextEncoder().encode('awaiting_children'), '3'] }), 'q', id)).toEqual({ state: 'awaiting_children', attempts: 3 });
+    expect(await jobState(answering({ ok: true, value: [new TextEncoder().encode('awaiting_children'), '3'] }), 'q', id)).toEqual({
+      state: 'awaiting_children',
+      attempts: 3,
+    });
   });
 });

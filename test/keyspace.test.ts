@@ -12,10 +12,13 @@ describe('queue names', () => {
 
   it('accepts every name of 1-128 allowed characters (property)', () => {
     fc.assert(
-      fc.property(fc.array(queueChar, { minLength: 1, maxLength: 128 }).map((a) => a.join('')), (q) => {
-        validateQueue(q);
-        expect(pendingKey(q)).toBe(`emq:{${q}}:pending`);
-      }),
+      fc.property(
+        fc.array(queueChar, { minLength: 1, maxLength: 128 }).map((a) => a.join('')),
+        (q) => {
+          validateQueue(q);
+          expect(pendingKey(q)).toBe(`emq:{${q}}:pending`);
+        },
+      ),
     );
   });
 
@@ -51,7 +54,10 @@ describe('queue names', () => {
 
 describe('job ids', () => {
   it('accepts minted ids (property)', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 48 - 1 }), () => validateId(mintId())), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 48 - 1 }), () => validateId(mintId())),
+      { numRuns: 1000 },
+    );
   });
 
   it.each([

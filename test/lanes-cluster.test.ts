@@ -77,7 +77,8 @@ describe('scheduled and grouped admission on a Valkey Cluster (3 primaries)', ()
         const holders = held.filter((keys) => keys.length > 0);
         expect(holders).toHaveLength(1);
         const keys = holders[0]!;
-        for (const suffix of ['schedule', `g:${B}:pending`, `g:${A}:pending`, 'ring', 'wake', 'glimit', 'paused']) expect(keys).toContain(`emq:{${q}}:${suffix}`);
+        for (const suffix of ['schedule', `g:${B}:pending`, `g:${A}:pending`, 'ring', 'wake', 'glimit', 'paused'])
+          expect(keys).toContain(`emq:{${q}}:${suffix}`);
         expect(keys.filter((k) => k.includes(':de:'))).toHaveLength(2);
         for (const k of keys) expect(slotOf(k), k).toBe(slot);
 
@@ -92,7 +93,7 @@ describe('scheduled and grouped admission on a Valkey Cluster (3 primaries)', ()
     return slots;
   }
 
-  it('over glide: each queue\'s keys in its slot on one node, every job promoted, claimed and completed', async () => {
+  it("over glide: each queue's keys in its slot on one node, every job promoted, claimed and completed", async () => {
     const slots = await lifeOf(glide, 'lanes-glide');
     expect(slots.size).toBe(24);
   });

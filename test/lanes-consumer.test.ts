@@ -24,7 +24,7 @@ describe.each(targets())('the library consumer serves scheduled and grouped jobs
     return moved;
   };
 
-  it('promote: nothing before the due time (in: the server clock, at: the caller\'s), then pending; claimed with token 1 and completed', async () => {
+  it("promote: nothing before the due time (in: the server clock, at: the caller's), then pending; claimed with token 1 and completed", async () => {
     const q = freshQueue('sched');
     const consumer = libraryConsumer(t.admin, q);
     const later = mintId();

@@ -61,7 +61,7 @@ const groupId = fc
   .tuple(fc.stringMatching(/^[A-Z]{3}$/), fc.oneof(fc.constantFrom(0n, 2n ** 63n - 1n), fc.bigInt({ min: 0n, max: 2n ** 63n - 1n })))
   .map(([ns, s]) => encodeId(ns, s));
 
-describe.each(inject('servers'))('our scripts ≡ the library\'s on accepted inputs: $name', ({ url }) => {
+describe.each(inject('servers'))("our scripts ≡ the library's on accepted inputs: $name", ({ url }) => {
   let admin: Admin;
   beforeAll(async () => {
     admin = await connectAdmin(url);
@@ -80,17 +80,25 @@ describe.each(inject('servers'))('our scripts ≡ the library\'s on accepted inp
     for (const k of keys) {
       const type = String(await admin.text('TYPE', k));
       let value: unknown = null;
-      if (type === 'hash') value = sortedPairs(((await admin.call('HGETALL', k)) as unknown[]).flatMap((e) => (Buffer.isBuffer(e) ? [e] : [(e as { key: Buffer }).key, (e as { value: Buffer }).value])));
+      if (type === 'hash')
+        value = sortedPairs(
+          ((await admin.call('HGETALL', k)) as unknown[]).flatMap((e) =>
+            Buffer.isBuffer(e) ? [e] : [(e as { key: Buffer }).key, (e as { value: Buffer }).value],
+          ),
+        );
       else if (type === 'zset') {
         // [member, score] pairs, however the client shapes the reply (flat, nested, or glide's { key, value })
         const flat = ((await admin.call('ZRANGE', k, '0', '-1', 'WITHSCORES')) as unknown[]).flatMap((e) =>
-          Array.isArray(e) ? e : e !== null && typeof e === 'object' && 'key' in e ? [(e as { key: unknown }).key, (e as unknown as { value: unknown }).value] : [e],
+          Array.isArray(e)
+            ? e
+            : e !== null && typeof e === 'object' && 'key' in e
+              ? [(e as { key: unknown }).key, (e as unknown as { value: unknown }).value]
+              : [e],
         );
         const pairs: Array<[unknown, number]> = [];
         for (let i = 0; i < flat.length; i += 2) pairs.push([bytes(flat[i]), Number(String(flat[i + 1]))]);
         value = pairs;
-      }
-      else if (type === 'list') value = ((await admin.call('LRANGE', k, '0', '-1')) as Buffer[]).map(bytes);
+      } else if (type === 'list') value = ((await admin.call('LRANGE', k, '0', '-1')) as Buffer[]).map(bytes);
       else if (type === 'set') value = ((await admin.call('SMEMBERS', k)) as Buffer[]).map(bytes).sort();
       else if (type === 'string') value = bytes(await admin.call('GET', k));
       out[k] = [type, value];

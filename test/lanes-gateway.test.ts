@@ -29,10 +29,21 @@ describe('the gateway allows the new scripts to a producer token', () => {
   const callOf = (script: Script, q: string, id: string): [string[], string[]] => {
     const g = genqueueKeys(q)(id, GROUP);
     const de = `emq:{${q}}:de:gw-${id}`;
-    if (script === scheduleScript) return [[g[0]!, `emq:{${q}}:schedule`], [id, 'in', '60000', GROUP]];
-    if (script === scheduleOnceScript) return [[g[0]!, `emq:{${q}}:schedule`, de], [id, '1', '60', 'at', '5']];
+    if (script === scheduleScript)
+      return [
+        [g[0]!, `emq:{${q}}:schedule`],
+        [id, 'in', '60000', GROUP],
+      ];
+    if (script === scheduleOnceScript)
+      return [
+        [g[0]!, `emq:{${q}}:schedule`, de],
+        [id, '1', '60', 'at', '5'],
+      ];
     if (script === genqueueScript) return [g, [id, GROUP]];
-    return [[...g, de], [id, '1', '60', GROUP]];
+    return [
+      [...g, de],
+      [id, '1', '60', GROUP],
+    ];
   };
   const newScripts = [scheduleScript, scheduleOnceScript, genqueueScript, genqueueOnceScript];
 
@@ -40,23 +51,26 @@ describe('the gateway allows the new scripts to a producer token', () => {
     for (const s of newScripts) expect(allScripts).toContain(s);
   });
 
-  it.each(newScripts.map((s) => [s.name, s] as const))('@%s: EVAL of its exact text (JSON) and EVALSHA path-style with the payload as the raw body', async (_, script) => {
-    await admin.call('SCRIPT', 'FLUSH');
-    const q = freshQueue('gwallow');
-    const first = mintId();
-    const [keys, args] = callOf(script, q, first);
-    const byText = await post('/', JSON.stringify(['EVAL', script.text, keys.length, ...keys, ...args, 'by text']), 'application/json');
-    expect(byText.status, byText.text).toBe(200);
-    expect(String(await admin.text('HGET', keys[0]!, 'payload'))).toBe('by text');
+  it.each(newScripts.map((s) => [s.name, s] as const))(
+    '@%s: EVAL of its exact text (JSON) and EVALSHA path-style with the payload as the raw body',
+    async (_, script) => {
+      await admin.call('SCRIPT', 'FLUSH');
+      const q = freshQueue('gwallow');
+      const first = mintId();
+      const [keys, args] = callOf(script, q, first);
+      const byText = await post('/', JSON.stringify(['EVAL', script.text, keys.length, ...keys, ...args, 'by text']), 'application/json');
+      expect(byText.status, byText.text).toBe(200);
+      expect(String(await admin.text('HGET', keys[0]!, 'payload'))).toBe('by text');
 
-    const second = mintId();
-    const [keys2, args2] = callOf(script, q, second);
-    const path = `/evalsha/${script.sha1}/${keys2.length}/${[...keys2, ...args2].map(encodeURIComponent).join('/')}`;
-    const payload = new Uint8Array([0xff, 0, 0xfe, 0xc3]);
-    const bySha = await post(path, payload);
-    expect(bySha.status, bySha.text).toBe(200);
-    expect([...((await admin.call('HGET', keys2[0]!, 'payload')) as Buffer)]).toEqual([...payload]);
-  });
+      const second = mintId();
+      const [keys2, args2] = callOf(script, q, second);
+      const path = `/evalsha/${script.sha1}/${keys2.length}/${[...keys2, ...args2].map(encodeURIComponent).join('/')}`;
+      const payload = new Uint8Array([0xff, 0, 0xfe, 0xc3]);
+      const bySha = await post(path, payload);
+      expect(bySha.status, bySha.text).toBe(200);
+      expect([...((await admin.call('HGET', keys2[0]!, 'payload')) as Buffer)]).toEqual([...payload]);
+    },
+  );
 
   it('a text one byte off, or an unknown SHA-1, is refused with 403 and nothing runs', async () => {
     const q = freshQueue('gwdeny');

@@ -25,7 +25,7 @@ function descendants(pid: number): Map<number, string> {
   }
   const out = new Map<number, string>();
   const walk = (p: number) => {
-    for (const [child, par] of parent) if (par === p && !out.has(child)) (out.set(child, cmd.get(child) ?? ''), walk(child));
+    for (const [child, par] of parent) if (par === p && !out.has(child)) out.set(child, cmd.get(child) ?? ''), walk(child);
   };
   walk(pid);
   return out;
@@ -49,7 +49,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-it('npm start serves the producer, enqueues over HTTP, puts no secret on a command line (finding 13, security review), and SIGTERM leaves no process behind', { timeout: 120_000 }, async () => {
+it('npm start serves the producer, enqueues over HTTP, puts no secret on a command line (finding 13, security review), and SIGTERM leaves no process behind', {
+  timeout: 120_000,
+}, async () => {
   const port = await freePort();
   const token = 'npm-start-test-token-0123456789';
   const child = spawn('npm', ['start'], {
@@ -85,7 +87,11 @@ it('npm start serves the producer, enqueues over HTTP, puts no secret on a comma
     const read = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs/${id}`, { headers: { Authorization: `Bearer ${token}` } });
     expect(await read.json()).toMatchObject({ id, state: 'pending', attempts: 0 });
 
-    const big = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs`, { method: 'POST', body: 'x'.repeat(65), headers: { Authorization: `Bearer ${token}` } });
+    const big = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs`, {
+      method: 'POST',
+      body: 'x'.repeat(65),
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect(big.status).toBe(413);
 
     const started = descendants(child.pid!);

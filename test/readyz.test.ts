@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { connectAdmin, type Admin } from './support/admin.js';
 import { answerOf, type Answer } from './support/answer.js';
-import { startGatewayProcess, } from './support/gateway.js';
-import { startProducerProcess, } from './support/producer.js';
+import { startGatewayProcess } from './support/gateway.js';
+import { startProducerProcess } from './support/producer.js';
 
 const USER = 'readyz-user-name';
 const PASSWORD = 'pa@ss-w0rd-secret'; // a raw '@': the userinfo runs to the last one
@@ -28,7 +28,21 @@ const readyz = (base: string) => fetch(`${base}/readyz`).then(answerOf);
 /** What must not show: the user, the password (and its halves around the '@'), the address, the URL, glide's words. */
 function expectNothingOf(a: Answer, port: number, ...more: string[]) {
   const text = `${a.text}\n${[...a.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}`;
-  for (const secret of [USER, PASSWORD, 'pa@ss', 'w0rd-secret', '127.0.0.1', String(port), 'redis://', 'valkey:', 'glide', 'cannot connect', 'timed out', '/3', ...more]) {
+  for (const secret of [
+    USER,
+    PASSWORD,
+    'pa@ss',
+    'w0rd-secret',
+    '127.0.0.1',
+    String(port),
+    'redis://',
+    'valkey:',
+    'glide',
+    'cannot connect',
+    'timed out',
+    '/3',
+    ...more,
+  ]) {
     expect(text, `/readyz shows ${secret}`).not.toContain(secret);
   }
 }
@@ -50,7 +64,11 @@ describe('finding 9 (security review): /readyz tells ready or not and a stable r
     const port = await closedPort();
     const gw = await startGatewayProcess(`redis://${USER}:${PASSWORD}@127.0.0.1:${port}/3`, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
     started.push(gw);
-    const viaRest = await startProducerProcess({ EMQ_REST_URL: gw.url, EMQ_REST_TOKEN: gw.producer, EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) });
+    const viaRest = await startProducerProcess({
+      EMQ_REST_URL: gw.url,
+      EMQ_REST_TOKEN: gw.producer,
+      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+    });
     started.push(viaRest);
 
     for (let i = 0; i < 3; i++) {
@@ -108,7 +126,7 @@ describe('finding 9 (security review): /readyz tells ready or not and a stable r
       expect((await readyzUntil(gw.url, 200)).json).toEqual({ status: 'ready' });
     }, 60_000);
 
-    it('error replies that name the user (NOPERM for PING, and for the fence\'s GET): valkey_refused, and a wire mismatch without the reply\'s words', async () => {
+    it("error replies that name the user (NOPERM for PING, and for the fence's GET): valkey_refused, and a wire mismatch without the reply's words", async () => {
       const url = `redis://${USER}:${PASSWORD}@127.0.0.1:${server.port}/3`;
       const gw = await startGatewayProcess(url, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
       started.push(gw);

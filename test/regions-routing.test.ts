@@ -23,7 +23,7 @@ const token = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
 
 type Worker = Awaited<ReturnType<typeof import('wrangler').unstable_startWorker>>;
 
-describe('a queue homed in another region: the Worker enqueues through that region\'s gateway', () => {
+describe("a queue homed in another region: the Worker enqueues through that region's gateway", () => {
   let valkeyEu: RunningServer;
   let us: Admin; // us-east's Valkey, seen directly
   let eu: Admin; // eu-west's Valkey
@@ -64,9 +64,13 @@ describe('a queue homed in another region: the Worker enqueues through that regi
         queues: { 'eu.*': 'eu-west', 'eu.pinned-us': 'us-east', 'us.*': 'us-east', 'ap.*': 'ap-south' },
       }),
     );
-    const generated = spawnSync(process.execPath, [join(root, 'scripts', 'regions.mjs'), '--regions', join(dir, 'regions.json'), '--wrangler', join(dir, 'wrangler.toml')], {
-      encoding: 'utf8',
-    });
+    const generated = spawnSync(
+      process.execPath,
+      [join(root, 'scripts', 'regions.mjs'), '--regions', join(dir, 'regions.json'), '--wrangler', join(dir, 'wrangler.toml')],
+      {
+        encoding: 'utf8',
+      },
+    );
     expect(generated.stderr).toBe('');
     expect(generated.status).toBe(0);
 
@@ -83,7 +87,9 @@ describe('a queue homed in another region: the Worker enqueues through that regi
       return worker.url;
     };
     const callers = JSON.stringify([{ token: TOKEN, queues: ['*'] }]);
-    const hooks = JSON.stringify({ hk: { kind: 'hmac', secrets: ['edge-secret-0123456789'], queue: 'eu.hooks', signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' } });
+    const hooks = JSON.stringify({
+      hk: { kind: 'hmac', secrets: ['edge-secret-0123456789'], queue: 'eu.hooks', signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' },
+    });
     usUrl = await start('us-east', { EMQ_TOKENS: callers, EMQ_SOURCES: hooks, EMQ_REST_TOKEN: usToken, EMQ_REST_TOKEN_EU_WEST: euToken });
     euUrl = await start('eu-west', { EMQ_TOKENS: callers, EMQ_REST_TOKEN: shared });
   });

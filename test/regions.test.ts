@@ -86,7 +86,14 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
     expect(w.envs(dir)).toEqual(['us-east', 'eu-west', 'ap-south']);
     const home = JSON.stringify(MAP.queues);
     const expected: Record<string, Record<string, string>> = {
-      'us-east': { EMQ_REGION: 'us-east', EMQ_REST_URL: US, EMQ_HOME_REGIONS: home, EMQ_REGION_URLS: JSON.stringify({ 'eu-west': EU, 'ap-south': AP }), EMQ_MAX_PAYLOAD_BYTES: '1048576', EMQ_REST_TIMEOUT_MS: '4000' },
+      'us-east': {
+        EMQ_REGION: 'us-east',
+        EMQ_REST_URL: US,
+        EMQ_HOME_REGIONS: home,
+        EMQ_REGION_URLS: JSON.stringify({ 'eu-west': EU, 'ap-south': AP }),
+        EMQ_MAX_PAYLOAD_BYTES: '1048576',
+        EMQ_REST_TIMEOUT_MS: '4000',
+      },
       'eu-west': {
         EMQ_REGION: 'eu-west',
         EMQ_REST_URL: EU,
@@ -96,7 +103,14 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
         EMQ_NOTE: 'quote " backslash \\ tab \t',
         EMQ_REST_TIMEOUT_MS: '2500', // the region's own var wins over the shared one
       },
-      'ap-south': { EMQ_REGION: 'ap-south', EMQ_REST_URL: AP, EMQ_HOME_REGIONS: home, EMQ_REGION_URLS: JSON.stringify({ 'us-east': US, 'eu-west': EU }), EMQ_MAX_PAYLOAD_BYTES: '1048576', EMQ_REST_TIMEOUT_MS: '4000' },
+      'ap-south': {
+        EMQ_REGION: 'ap-south',
+        EMQ_REST_URL: AP,
+        EMQ_HOME_REGIONS: home,
+        EMQ_REGION_URLS: JSON.stringify({ 'us-east': US, 'eu-west': EU }),
+        EMQ_MAX_PAYLOAD_BYTES: '1048576',
+        EMQ_REST_TIMEOUT_MS: '4000',
+      },
     };
     for (const [env, vars] of Object.entries(expected)) {
       const config = w.env(dir, env);
@@ -134,7 +148,9 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
     writeFileSync(join(dir, 'wrangler.toml'), edited);
     const drift = regions(dir, '--check');
     expect(drift.status).toBe(1);
-    expect(drift.err).toMatch(/wrangler\.toml:\n {2}- out of date with regions\.json: run `npm run regions` \(first difference at line \d+: expected "EMQ_REST_URL = \\"https:\/\/emq-gateway\.eu-west\.example\\"", found "EMQ_REST_URL = \\"https:\/\/elsewhere\.example\\""\)/);
+    expect(drift.err).toMatch(
+      /wrangler\.toml:\n {2}- out of date with regions\.json: run `npm run regions` \(first difference at line \d+: expected "EMQ_REST_URL = \\"https:\/\/emq-gateway\.eu-west\.example\\"", found "EMQ_REST_URL = \\"https:\/\/elsewhere\.example\\""\)/,
+    );
     expect(tomlOf(dir)).toBe(edited);
     expect(regions(dir).status).toBe(0);
     expect(tomlOf(dir)).toBe(good);
@@ -158,25 +174,58 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
   });
 
   const bad: Array<[string, unknown, RegExp]> = [
-    ['an unknown region in the queue map', { ...MAP, queues: { billing: 'us-west' } }, /queues\["billing"\]: unknown region "us-west" \(regions: us-east, eu-west, ap-south\)/],
+    [
+      'an unknown region in the queue map',
+      { ...MAP, queues: { billing: 'us-west' } },
+      /queues\["billing"\]: unknown region "us-west" \(regions: us-east, eu-west, ap-south\)/,
+    ],
     ['a URL that is not one', { regions: [{ name: 'us-east', restUrl: 'emq-gateway.example' }] }, /regions\[0\]\.restUrl: "emq-gateway\.example" is not a URL/],
     ['plain http off loopback', { regions: [{ name: 'us-east', restUrl: 'http://emq-gateway.example' }] }, /regions\[0\]\.restUrl: .* must be https:\/\//],
-    ['a token in the URL', { regions: [{ name: 'us-east', restUrl: 'https://gw.example/?_token=abc' }] }, /no credentials, query or fragment: tokens are secrets/],
+    [
+      'a token in the URL',
+      { regions: [{ name: 'us-east', restUrl: 'https://gw.example/?_token=abc' }] },
+      /no credentials, query or fragment: tokens are secrets/,
+    ],
     ['no URL', { regions: [{ name: 'us-east' }] }, /regions\[0\]\.restUrl: must be a string/],
-    ['a duplicate name', { regions: [{ name: 'us-east', restUrl: US }, { name: 'us-east', restUrl: EU }] }, /regions\[1\]\.name: duplicate region "us-east"/],
+    [
+      'a duplicate name',
+      {
+        regions: [
+          { name: 'us-east', restUrl: US },
+          { name: 'us-east', restUrl: EU },
+        ],
+      },
+      /regions\[1\]\.name: duplicate region "us-east"/,
+    ],
     ['upper case', { regions: [{ name: 'US-East', restUrl: US }] }, /regions\[0\]\.name: "US-East" is not a valid wrangler environment name/],
     ['an underscore', { regions: [{ name: 'us_east', restUrl: US }] }, /"us_east" is not a valid wrangler environment name/],
     ['a dot', { regions: [{ name: 'us.east', restUrl: US }] }, /"us\.east" is not a valid wrangler environment name/],
     ['a leading digit', { regions: [{ name: '1east', restUrl: US }] }, /"1east" is not a valid wrangler environment name/],
     ['"default"', { regions: [{ name: 'default', restUrl: US }] }, /"default" is the top-level Worker's name/],
     ['too long a Worker name', { regions: [{ name: `r${'x'.repeat(47)}`, restUrl: US }] }, /longer than 63 characters/],
-    ['a bad queue pattern', { ...MAP, queues: { 'a*b': 'us-east', 'x{y}.*': 'us-east' } }, /queues\["a\*b"\]: not a queue name, a prefix ending in \*, or \*[^]*queues\["x\{y\}\.\*"\]: not a queue name/],
-    ['a secret among the vars', { ...MAP, vars: { EMQ_REST_TOKEN: 'x' } }, /vars\.EMQ_REST_TOKEN: a secret, never in wrangler\.toml: wrangler secret put EMQ_REST_TOKEN --env <region>/],
-    ['a region token among a region\'s vars', { regions: [{ name: 'us-east', restUrl: US, vars: { EMQ_REST_TOKEN_EU_WEST: 'x' } }] }, /regions\[0\]\.vars\.EMQ_REST_TOKEN_EU_WEST: a secret/],
+    [
+      'a bad queue pattern',
+      { ...MAP, queues: { 'a*b': 'us-east', 'x{y}.*': 'us-east' } },
+      /queues\["a\*b"\]: not a queue name, a prefix ending in \*, or \*[^]*queues\["x\{y\}\.\*"\]: not a queue name/,
+    ],
+    [
+      'a secret among the vars',
+      { ...MAP, vars: { EMQ_REST_TOKEN: 'x' } },
+      /vars\.EMQ_REST_TOKEN: a secret, never in wrangler\.toml: wrangler secret put EMQ_REST_TOKEN --env <region>/,
+    ],
+    [
+      "a region token among a region's vars",
+      { regions: [{ name: 'us-east', restUrl: US, vars: { EMQ_REST_TOKEN_EU_WEST: 'x' } }] },
+      /regions\[0\]\.vars\.EMQ_REST_TOKEN_EU_WEST: a secret/,
+    ],
     ['EMQ_TOKENS among the vars', { ...MAP, vars: { EMQ_TOKENS: '[]' } }, /vars\.EMQ_TOKENS: a secret/],
     ['a generated var set by hand', { ...MAP, vars: { EMQ_REGION: 'x' } }, /vars\.EMQ_REGION: generated from the region itself/],
     ['a var that is not text', { ...MAP, vars: { EMQ_MAX_BATCH_BYTES: 5 } }, /vars\.EMQ_MAX_BATCH_BYTES: the value must be a string/],
-    ['a size that is not a whole number', { ...MAP, vars: { EMQ_MAX_PAYLOAD_BYTES: '1 MiB' } }, /vars\.EMQ_MAX_PAYLOAD_BYTES: "1 MiB" is not a positive whole number/],
+    [
+      'a size that is not a whole number',
+      { ...MAP, vars: { EMQ_MAX_PAYLOAD_BYTES: '1 MiB' } },
+      /vars\.EMQ_MAX_PAYLOAD_BYTES: "1 MiB" is not a positive whole number/,
+    ],
     ['a misspelt key', { ...MAP, quues: {} }, /"quues": unknown key/],
     ['a misspelt region key', { regions: [{ name: 'us-east', url: US }] }, /regions\[0\]: unknown key "url"[^]*regions\[0\]\.restUrl: must be a string/],
     ['no regions', { regions: [] }, /regions: must be a non-empty array/],
@@ -201,9 +250,13 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
 
   const badToml: Array<[string, string, RegExp]> = [
     ['a region written by hand', `${TOP}\n[env.eu-west]\nname = "mine"\n`, /\[env\.eu-west\] is written by hand outside the generated part: remove it/],
-    ['a region\'s vars written by hand', `${TOP}\n[env.eu-west.vars]\nX = "1"\n`, /\[env\.eu-west\.vars\] is written by hand/],
+    ["a region's vars written by hand", `${TOP}\n[env.eu-west.vars]\nX = "1"\n`, /\[env\.eu-west\.vars\] is written by hand/],
     ['one marker missing', `${TOP}\n# ---- end of the part generated from regions.json ----\n`, /the marker lines must appear once each, in this order/],
-    ['a key after the end marker', `${TOP}\n# ---- generated from regions.json by \`npm run regions\` (scripts/regions.mjs), do not edit: change regions.json ----\n# ---- end of the part generated from regions.json ----\nlogpush = true\n`, /"logpush = true" follows the end marker outside any table/],
+    [
+      'a key after the end marker',
+      `${TOP}\n# ---- generated from regions.json by \`npm run regions\` (scripts/regions.mjs), do not edit: change regions.json ----\n# ---- end of the part generated from regions.json ----\nlogpush = true\n`,
+      /"logpush = true" follows the end marker outside any table/,
+    ],
     ['no top-level name', TOP.replace('name = "echomq-producer"\n', ''), /no top-level name = "<worker>"/],
   ];
   it.each(badToml)('refuses a wrangler.toml with %s, writing nothing', (_, toml, message) => {
@@ -239,7 +292,13 @@ describe('regionsFrom: the Worker reading its region vars', () => {
     EMQ_REST_URL: 'https://us.example',
     EMQ_REST_TOKEN: TOKEN,
     EMQ_REGION_URLS: JSON.stringify({ 'eu-west': 'https://eu.example', 'ap-south': 'https://ap.example' }),
-    EMQ_HOME_REGIONS: JSON.stringify({ '*': 'ap-south', 'tenant-eu.*': 'eu-west', 'tenant-eu.us.*': 'us-east', 'tenant-eu.pinned': 'ap-south', exact: 'eu-west' }),
+    EMQ_HOME_REGIONS: JSON.stringify({
+      '*': 'ap-south',
+      'tenant-eu.*': 'eu-west',
+      'tenant-eu.us.*': 'us-east',
+      'tenant-eu.pinned': 'ap-south',
+      exact: 'eu-west',
+    }),
   };
 
   it('a queue goes to its exact entry, else its longest prefix, else *', () => {

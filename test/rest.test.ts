@@ -131,7 +131,7 @@ describe('REST connection', () => {
     }
   });
 
-  it('only this project\'s scripts are retried: another script gets one try', { timeout: 30_000 }, async () => {
+  it("only this project's scripts are retried: another script gets one try", { timeout: 30_000 }, async () => {
     const down = await startServer();
     await down.stop();
     const gw = await startGatewayProcess(down.url, { EMQ_GATEWAY_TIMEOUT_MS: '500' });

@@ -206,10 +206,16 @@ describe.each(targets())('@schedule: $name', (target) => {
         [[row, sched], [id, 'at', '1', GROUP, 'p', 'extra'], /^EMQLAYOUT/],
         [[row, sched], [id, 'At', '1', 'p'], /^EMQLAYOUT/],
         [[row, sched], [id, 'later', '1', 'p'], /^EMQLAYOUT/],
-        ...['', '-1', '01', '1.5', '1e3', ' 1', '1 ', '0x10', 'inf', 'nan', String(SCHEDULE_AT_MAX_MS + 1), '99999999999999'].map((v): [string[], string[], RegExp] => [[row, sched], at(v), /^EMQLAYOUT/]),
+        ...['', '-1', '01', '1.5', '1e3', ' 1', '1 ', '0x10', 'inf', 'nan', String(SCHEDULE_AT_MAX_MS + 1), '99999999999999'].map(
+          (v): [string[], string[], RegExp] => [[row, sched], at(v), /^EMQLAYOUT/],
+        ),
         [[row, sched], [id, 'in', String(SCHEDULE_DELAY_MAX_MS + 1), 'p'], /^EMQLAYOUT/],
         [[row, sched], [id, 'in', '-5', 'p'], /^EMQLAYOUT/],
-        ...['prt0KHTOWnGLuC', 'USRzzzzzzzzzzz', 'PRT0KHTOWnGLu', 'PRT0KHTOWnGLuCx', '12345678901234'].map((g): [string[], string[], RegExp] => [[row, sched], [id, 'at', '1', g, 'p'], /^EMQLAYOUT/]),
+        ...['prt0KHTOWnGLuC', 'USRzzzzzzzzzzz', 'PRT0KHTOWnGLu', 'PRT0KHTOWnGLuCx', '12345678901234'].map((g): [string[], string[], RegExp] => [
+          [row, sched],
+          [id, 'at', '1', g, 'p'],
+          /^EMQLAYOUT/,
+        ]),
       ];
       const before = await snapshot(admin, q, other);
       for (const [keys, args, why] of cases) {
@@ -275,7 +281,10 @@ describe.each(targets())('@schedule: $name', (target) => {
 
       await admin.call('SCRIPT', 'FLUSH');
       const seam2 = counting(conn);
-      const fresh = await scheduleMany(seam2, q, [{ payload: 'minted', inMs: 5 }, { payload: new Uint8Array([0xff]), at: 7, group: GROUP }]);
+      const fresh = await scheduleMany(seam2, q, [
+        { payload: 'minted', inMs: 5 },
+        { payload: new Uint8Array([0xff]), at: 7, group: GROUP },
+      ]);
       expect(seam2.counts).toEqual({ run: 0, pipeline: 2 });
       expect(fresh.map((r) => r.verdict)).toEqual(['scheduled', 'scheduled']);
       expect(await scoreOf(q, fresh[1]!.id)).toBe(7);
@@ -334,7 +343,7 @@ describe.each(targets())('@schedule-once: $name', (target) => {
   const deOf = async (q: string, key = 'k-1') => dedupKey(q, await dedupIdOf('key:test', key));
   const run = (keys: string[], args: Array<string | Uint8Array>): Promise<Outcome> => conn.run({ op: 'eval', script: scheduleOnceScript.text, keys, args });
 
-  it('the first use writes @schedule\'s row and entry and parks the id at de:<dedupId> with its TTL', async () => {
+  it("the first use writes @schedule's row and entry and parks the id at de:<dedupId> with its TTL", async () => {
     const q = freshQueue('sonce');
     const first = await once(q, { at: 1234, inMs: undefined, group: GROUP });
     expect(first.verdict).toBe('scheduled');
@@ -395,7 +404,7 @@ describe.each(targets())('@schedule-once: $name', (target) => {
     expect(String(await admin.text('GET', await deOf(q, 'k-2')))).toBe(got.id);
   });
 
-  it('refusals: host-side, wrong types (de:, schedule, the row, the parked row), the script\'s gates; nothing written', async () => {
+  it("refusals: host-side, wrong types (de:, schedule, the row, the parked row), the script's gates; nothing written", async () => {
     const q = freshQueue('sonce');
     let before = await snapshot(admin, q);
     await expect(once(q, { id: 'ORD0NgWEfAEJfs' })).rejects.toBeInstanceOf(KindError);

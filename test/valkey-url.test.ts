@@ -66,6 +66,10 @@ describe('VALKEY_URL', () => {
   });
 
   it('a password with a raw @ parses as the whole password', () => {
-    expect(parseValkeyUrl('redis://emq:Tr0ub4dor@horse-battery@127.0.0.1:6379')).toMatchObject({ username: 'emq', password: 'Tr0ub4dor@horse-battery', host: '127.0.0.1' });
+    expect(parseValkeyUrl('redis://emq:Tr0ub4dor@horse-battery@127.0.0.1:6379')).toMatchObject({
+      username: 'emq',
+      password: 'Tr0ub4dor@horse-battery',
+      host: '127.0.0.1',
+    });
   });
 });

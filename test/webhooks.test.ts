@@ -20,7 +20,16 @@ const SOURCES = {
   gh: { kind: 'github', secrets: ['gh-old-secret-0123456789', 'gh-new-secret-0123456789'], queue: q },
   st: { kind: 'stripe', secrets: ['whsec_stripe_old', 'whsec_stripe_new'], queue: q },
   sw: { kind: 'standard', secrets: [STANDARD_OLD, STANDARD_NEW], queue: q },
-  hm: { kind: 'hmac', secrets: ['hmac-secret-0123456789'], queue: q, signatureHeader: 'X-Signature', encoding: 'base64', signaturePrefix: 'v=', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
+  hm: {
+    kind: 'hmac',
+    secrets: ['hmac-secret-0123456789'],
+    queue: q,
+    signatureHeader: 'X-Signature',
+    encoding: 'base64',
+    signaturePrefix: 'v=',
+    idHeader: 'X-Delivery',
+    eventHeader: 'X-Event',
+  },
 };
 
 /**
@@ -70,13 +79,22 @@ describe('POST /v1/webhooks/:source', () => {
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   const footprint = () => admin.footprint(q);
-  const envelopeOf = async (id: string) => JSON.parse(((await admin.call('HGET', `emq:{${q}}:job:${id}`, 'payload')) as Buffer).toString()) as Record<string, string>;
+  const envelopeOf = async (id: string) =>
+    JSON.parse(((await admin.call('HGET', `emq:{${q}}:job:${id}`, 'payload')) as Buffer).toString()) as Record<string, string>;
 
   it('github (@octokit/webhooks-methods sign): 201, an envelope with the exact body; old and new secrets both verify', async () => {
-    for (const [secret, delivery] of [['gh-old-secret-0123456789', crypto.randomUUID()], ['gh-new-secret-0123456789', crypto.randomUUID()]] as const) {
+    for (const [secret, delivery] of [
+      ['gh-old-secret-0123456789', crypto.randomUUID()],
+      ['gh-new-secret-0123456789', crypto.randomUUID()],
+    ] as const) {
       // a body of its own each time: one body is one job (finding 6)
       const body = JSON.stringify({ action: 'opened', n: Math.random() });
-      const res = await post('gh', body, { 'X-Hub-Signature-256': await githubSign(secret, body), 'X-GitHub-Delivery': delivery, 'X-GitHub-Event': 'pull_request', 'Content-Type': 'application/json' });
+      const res = await post('gh', body, {
+        'X-Hub-Signature-256': await githubSign(secret, body),
+        'X-GitHub-Delivery': delivery,
+        'X-GitHub-Event': 'pull_request',
+        'Content-Type': 'application/json',
+      });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ queue: q, verdict: 'enqueued' });
       const env = await envelopeOf(res.body.id as string);
@@ -139,24 +157,186 @@ describe('POST /v1/webhooks/:source', () => {
   describe('refusals: 401 (or 400/404), nothing written', () => {
     const bodyOf = () => JSON.stringify({ id: `evt_${crypto.randomUUID()}`, type: 'x' });
     const cases: Array<[string, () => Promise<[string, string | Uint8Array, Record<string, string>]>, number, string]> = [
-      ['github: a tampered body', async () => ['gh', '{"a":2}', { 'X-Hub-Signature-256': await githubSign('gh-old-secret-0123456789', '{"a":1}'), 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
-      ['github: a wrong secret', async () => ['gh', '{}', { 'X-Hub-Signature-256': await githubSign('not-the-secret', '{}'), 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
+      [
+        'github: a tampered body',
+        async () => [
+          'gh',
+          '{"a":2}',
+          { 'X-Hub-Signature-256': await githubSign('gh-old-secret-0123456789', '{"a":1}'), 'X-GitHub-Delivery': crypto.randomUUID() },
+        ],
+        401,
+        'invalid_signature',
+      ],
+      [
+        'github: a wrong secret',
+        async () => ['gh', '{}', { 'X-Hub-Signature-256': await githubSign('not-the-secret', '{}'), 'X-GitHub-Delivery': crypto.randomUUID() }],
+        401,
+        'invalid_signature',
+      ],
       ['github: no signature', async () => ['gh', '{}', { 'X-GitHub-Delivery': crypto.randomUUID() }], 401, 'invalid_signature'],
-      ['github: no delivery id', async () => ['gh', '{}', { 'X-Hub-Signature-256': await githubSign('gh-old-secret-0123456789', '{}') }], 400, 'invalid_delivery'],
-      ['stripe: a stale timestamp', async () => { const p = bodyOf(); return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_stripe_old', timestamp: Math.floor(Date.now() / 1000) - 301 }) }]; }, 401, 'stale_timestamp'],
-      ['stripe: a future timestamp', async () => { const p = bodyOf(); return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_stripe_old', timestamp: Math.floor(Date.now() / 1000) + 301 }) }]; }, 401, 'stale_timestamp'],
-      ['stripe: a wrong secret', async () => { const p = bodyOf(); return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_other' }) }]; }, 401, 'invalid_signature'],
-      ['stripe: a tampered body', async () => { const p = bodyOf(); return ['st', p.replace('"x"', '"y"'), { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_stripe_old' }) }]; }, 401, 'invalid_signature'],
-      ['standard: a stale timestamp', async () => { const id = crypto.randomUUID(); const t = new Date(Date.now() - 400_000); return ['sw', '{}', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(STANDARD_OLD).sign(id, t, '{}') }]; }, 401, 'stale_timestamp'],
-      ['standard: a future timestamp', async () => { const id = crypto.randomUUID(); const t = new Date(Date.now() + 400_000); return ['sw', '{}', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(STANDARD_OLD).sign(id, t, '{}') }]; }, 401, 'stale_timestamp'],
-      ['standard: a wrong secret', async () => { const id = crypto.randomUUID(); const t = new Date(); return ['sw', '{}', { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(`whsec_${Buffer.from('nope').toString('base64')}`).sign(id, t, '{}') }]; }, 401, 'invalid_signature'],
-      ['hmac: a wrong secret', async () => ['hm', 'x', { 'X-Signature': `v=${createHmac('sha256', 'nope').update('x').digest('base64')}`, 'X-Delivery': 'd1' }], 401, 'invalid_signature'],
+      [
+        'github: no delivery id',
+        async () => ['gh', '{}', { 'X-Hub-Signature-256': await githubSign('gh-old-secret-0123456789', '{}') }],
+        400,
+        'invalid_delivery',
+      ],
+      [
+        'stripe: a stale timestamp',
+        async () => {
+          const p = bodyOf();
+          return [
+            'st',
+            p,
+            {
+              'Stripe-Signature': stripe.webhooks.generateTestHeaderString({
+                payload: p,
+                secret: 'whsec_stripe_old',
+                timestamp: Math.floor(Date.now() / 1000) - 301,
+              }),
+            },
+          ];
+        },
+        401,
+        'stale_timestamp',
+      ],
+      [
+        'stripe: a future timestamp',
+        async () => {
+          const p = bodyOf();
+          return [
+            'st',
+            p,
+            {
+              'Stripe-Signature': stripe.webhooks.generateTestHeaderString({
+                payload: p,
+                secret: 'whsec_stripe_old',
+                timestamp: Math.floor(Date.now() / 1000) + 301,
+              }),
+            },
+          ];
+        },
+        401,
+        'stale_timestamp',
+      ],
+      [
+        'stripe: a wrong secret',
+        async () => {
+          const p = bodyOf();
+          return ['st', p, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_other' }) }];
+        },
+        401,
+        'invalid_signature',
+      ],
+      [
+        'stripe: a tampered body',
+        async () => {
+          const p = bodyOf();
+          return ['st', p.replace('"x"', '"y"'), { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: p, secret: 'whsec_stripe_old' }) }];
+        },
+        401,
+        'invalid_signature',
+      ],
+      [
+        'standard: a stale timestamp',
+        async () => {
+          const id = crypto.randomUUID();
+          const t = new Date(Date.now() - 400_000);
+          return [
+            'sw',
+            '{}',
+            { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(STANDARD_OLD).sign(id, t, '{}') },
+          ];
+        },
+        401,
+        'stale_timestamp',
+      ],
+      [
+        'standard: a future timestamp',
+        async () => {
+          const id = crypto.randomUUID();
+          const t = new Date(Date.now() + 400_000);
+          return [
+            'sw',
+            '{}',
+            { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(t.getTime() / 1000)), 'webhook-signature': new Webhook(STANDARD_OLD).sign(id, t, '{}') },
+          ];
+        },
+        401,
+        'stale_timestamp',
+      ],
+      [
+        'standard: a wrong secret',
+        async () => {
+          const id = crypto.randomUUID();
+          const t = new Date();
+          return [
+            'sw',
+            '{}',
+            {
+              'webhook-id': id,
+              'webhook-timestamp': String(Math.floor(t.getTime() / 1000)),
+              'webhook-signature': new Webhook(`whsec_${Buffer.from('nope').toString('base64')}`).sign(id, t, '{}'),
+            },
+          ];
+        },
+        401,
+        'invalid_signature',
+      ],
+      [
+        'hmac: a wrong secret',
+        async () => ['hm', 'x', { 'X-Signature': `v=${createHmac('sha256', 'nope').update('x').digest('base64')}`, 'X-Delivery': 'd1' }],
+        401,
+        'invalid_signature',
+      ],
       ['an unknown source (answered like a bad signature, so names cannot be probed)', async () => ['nope', '{}', {}], 401, 'invalid_signature'],
-      ['stripe: a signature entry of the wrong length', async () => ['st', '{}', { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},v1=00` }], 401, 'invalid_signature'],
-      ['stripe: six v1 entries', async () => ['st', '{}', { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},${Array(6).fill(`v1=${'0'.repeat(64)}`).join(',')}` }], 401, 'invalid_signature'],
-      ['github: a signature of the wrong length', async () => ['gh', '{}', { 'X-Hub-Signature-256': 'sha256=00', 'X-GitHub-Delivery': 'd' }], 401, 'invalid_signature'],
-      ['standard: six signature entries', async () => ['sw', '{}', { 'webhook-id': 'i', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': Array(6).fill(`v1,${Buffer.alloc(32).toString('base64')}`).join(' ') }], 401, 'invalid_signature'],
-      ['a signature header over 1,024 characters', async () => ['hm', 'x', { 'X-Signature': `v=${'A'.repeat(1100)}`, 'X-Delivery': 'd1' }], 401, 'invalid_signature'],
+      [
+        'stripe: a signature entry of the wrong length',
+        async () => ['st', '{}', { 'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},v1=00` }],
+        401,
+        'invalid_signature',
+      ],
+      [
+        'stripe: six v1 entries',
+        async () => [
+          'st',
+          '{}',
+          {
+            'Stripe-Signature': `t=${Math.floor(Date.now() / 1000)},${Array(6)
+              .fill(`v1=${'0'.repeat(64)}`)
+              .join(',')}`,
+          },
+        ],
+        401,
+        'invalid_signature',
+      ],
+      [
+        'github: a signature of the wrong length',
+        async () => ['gh', '{}', { 'X-Hub-Signature-256': 'sha256=00', 'X-GitHub-Delivery': 'd' }],
+        401,
+        'invalid_signature',
+      ],
+      [
+        'standard: six signature entries',
+        async () => [
+          'sw',
+          '{}',
+          {
+            'webhook-id': 'i',
+            'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+            'webhook-signature': Array(6)
+              .fill(`v1,${Buffer.alloc(32).toString('base64')}`)
+              .join(' '),
+          },
+        ],
+        401,
+        'invalid_signature',
+      ],
+      [
+        'a signature header over 1,024 characters',
+        async () => ['hm', 'x', { 'X-Signature': `v=${'A'.repeat(1100)}`, 'X-Delivery': 'd1' }],
+        401,
+        'invalid_signature',
+      ],
     ];
     it.each(cases)('%s', async (_, make, status, code) => {
       const before = await footprint();
@@ -168,7 +348,7 @@ describe('POST /v1/webhooks/:source', () => {
     });
   });
 
-  it('every key the webhook route wrote is in the library\'s families (rows, pending, de:), and none outside the queue', async () => {
+  it("every key the webhook route wrote is in the library's families (rows, pending, de:), and none outside the queue", async () => {
     const inQueue = await expectLibraryFamilies(admin, q);
     expect(inQueue).toBeGreaterThan(0);
     expect(Number(await admin.call('DBSIZE')) - keysAtStart).toBe(inQueue);
@@ -178,7 +358,12 @@ describe('POST /v1/webhooks/:source', () => {
 describe('finding 1 (security review): webhook verification does bounded work whatever the header holds', () => {
   const SOURCES1 = { st: { kind: 'stripe', secrets: ['whsec_first-secret-0123', 'whsec_second-secret-012'], queue: 'f1' } };
   const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(SOURCES1) });
-  const app = createProducerApp({ config: () => config, connection: () => { throw new Error('a refusal must not reach Valkey'); } });
+  const app = createProducerApp({
+    config: () => config,
+    connection: () => {
+      throw new Error('a refusal must not reach Valkey');
+    },
+  });
   const body = new Uint8Array(1024 * 1024).fill(0x61);
   /** The answer, and how many HMACs (Web Crypto sign or verify calls) it cost. */
   const hostile = async (header: string) => {
@@ -202,12 +387,20 @@ describe('finding 1 (security review): webhook verification does bounded work wh
   });
 
   it('five well-formed entries cost one HMAC per secret, not one per entry and secret', async () => {
-    const many = await hostile(`t=${now()},${Array(5).fill(`v1=${'0'.repeat(64)}`).join(',')}`);
+    const many = await hostile(
+      `t=${now()},${Array(5)
+        .fill(`v1=${'0'.repeat(64)}`)
+        .join(',')}`,
+    );
     expect(many).toEqual({ status: 401, code: 'invalid_signature', hmacs: 2 });
   });
 
   it('a stale timestamp is refused before any HMAC, whatever the entries', async () => {
-    const res = await hostile(`t=${now() - 3600},${Array(5).fill(`v1=${'0'.repeat(64)}`).join(',')}`);
+    const res = await hostile(
+      `t=${now() - 3600},${Array(5)
+        .fill(`v1=${'0'.repeat(64)}`)
+        .join(',')}`,
+    );
     expect(res).toEqual({ status: 401, code: 'stale_timestamp', hmacs: 0 });
   });
 });
@@ -259,12 +452,22 @@ describe('finding 6 (security review): a delivery with no signed timestamp (gith
     const body = JSON.stringify({ action: 'opened', nonce: crypto.randomUUID() });
     const signature = await githubSign(GH, body);
     const delivery = crypto.randomUUID();
-    const first = await post('gh', body, { 'X-Hub-Signature-256': signature, 'X-GitHub-Delivery': delivery, 'X-GitHub-Event': 'issues', 'Content-Type': 'application/json' });
+    const first = await post('gh', body, {
+      'X-Hub-Signature-256': signature,
+      'X-GitHub-Delivery': delivery,
+      'X-GitHub-Event': 'issues',
+      'Content-Type': 'application/json',
+    });
     expect(first.status).toBe(201);
     const before = await snapshot(admin, queue);
     for (let i = 0; i < 5; i++) {
       // the replayer sets every unsigned header: a fresh delivery id, another event, another content type
-      const again = await post('gh', body, { 'X-Hub-Signature-256': signature, 'X-GitHub-Delivery': crypto.randomUUID(), 'X-GitHub-Event': `push-${i}`, 'Content-Type': 'text/plain' });
+      const again = await post('gh', body, {
+        'X-Hub-Signature-256': signature,
+        'X-GitHub-Delivery': crypto.randomUUID(),
+        'X-GitHub-Event': `push-${i}`,
+        'Content-Type': 'text/plain',
+      });
       expect(again).toEqual({ status: 200, body: { id: first.body.id, queue, verdict: 'duplicate' } });
     }
     // before the fix: 5 more rows, pending entries and dedup keys
@@ -355,12 +558,20 @@ describe('finding 6 (security review): a delivery with no signed timestamp (gith
       return (await envelopeOf(res.body.id)).signed;
     };
     const gh = '{"action":"closed"}';
-    expect(await signedOf(await post('gh', gh, { 'X-Hub-Signature-256': await githubSign(GH, gh), 'X-GitHub-Delivery': 'g1', 'X-GitHub-Event': 'issues' }))).toEqual(['body']);
+    expect(
+      await signedOf(await post('gh', gh, { 'X-Hub-Signature-256': await githubSign(GH, gh), 'X-GitHub-Delivery': 'g1', 'X-GitHub-Event': 'issues' })),
+    ).toEqual(['body']);
     expect(await signedOf(await post('hm', 'h', { 'X-Signature': hmacHex('h'), 'X-Delivery': 'h1', 'X-Event': 'e' }))).toEqual(['body']);
     const typed = JSON.stringify({ id: `evt_${crypto.randomUUID()}`, type: 'charge.failed' });
-    expect(await signedOf(await post('st', typed, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: typed, secret: ST }) }))).toEqual(['body', 'delivery', 'event']);
+    expect(await signedOf(await post('st', typed, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: typed, secret: ST }) }))).toEqual([
+      'body',
+      'delivery',
+      'event',
+    ]);
     const untyped = JSON.stringify({ id: `evt_${crypto.randomUUID()}` });
-    expect(await signedOf(await post('st', untyped, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: untyped, secret: ST }) }))).toEqual(['body', 'delivery']);
+    expect(
+      await signedOf(await post('st', untyped, { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString({ payload: untyped, secret: ST }) })),
+    ).toEqual(['body', 'delivery']);
     const named = JSON.stringify({ type: 'user.deleted' });
     expect(await signedOf(await post('sw', named, standardHeaders(`msg_${crypto.randomUUID()}`, named)))).toEqual(['body', 'delivery', 'event']);
     expect(await signedOf(await post('sw', 'not json', standardHeaders(`msg_${crypto.randomUUID()}`, 'not json')))).toEqual(['body', 'delivery']);
@@ -373,7 +584,10 @@ describe('finding 12 (security review): webhook sources are validated at start',
     [{ s: { kind: 'standard', secrets: [`whsec_${Buffer.from('short').toString('base64')}`], queue: 'q' } }, /shorter than 16 bytes/],
     [{ s: { kind: 'github', secrets: ['too-short'], queue: 'q' } }, /EMQ_SOURCES\.s\.secrets\[0\] is shorter than 16 bytes/],
     [{ s: { kind: 'github', secrets: Array(5).fill('long-enough-secret-0123'), queue: 'q' } }, /1 to 4 strings/],
-    [{ s: { kind: 'stripe', secrets: ['long-enough-secret-0123'], queue: 'q', toleranceSeconds: 700_000 } }, /toleranceSeconds must be below EMQ_DEDUPE_TTL_SECONDS/],
+    [
+      { s: { kind: 'stripe', secrets: ['long-enough-secret-0123'], queue: 'q', toleranceSeconds: 700_000 } },
+      /toleranceSeconds must be below EMQ_DEDUPE_TTL_SECONDS/,
+    ],
   ])('%j is refused, naming the field and never the secret', (sources, why) => {
     const make = () => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(sources) });
     expect(make).toThrow(why);
@@ -393,7 +607,9 @@ describe('finding 12 (security review): webhook sources are validated at start',
 
   it('a tolerance below a shorter dedupe TTL is checked against that TTL', () => {
     const sources = JSON.stringify({ s: { kind: 'stripe', secrets: ['long-enough-secret-0123'], queue: 'q', toleranceSeconds: 300 } });
-    expect(() => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: sources, EMQ_DEDUPE_TTL_SECONDS: '200' })).toThrow(/below EMQ_DEDUPE_TTL_SECONDS/);
+    expect(() => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: sources, EMQ_DEDUPE_TTL_SECONDS: '200' })).toThrow(
+      /below EMQ_DEDUPE_TTL_SECONDS/,
+    );
   });
 });
 
@@ -406,7 +622,12 @@ describe('Idempotency-Key on POST /v1/queues/:queue/jobs', () => {
   beforeAll(async () => {
     glide = await connectGlide(valkeyUrl);
     admin = await connectAdmin(valkeyUrl);
-    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }, { token: OTHER, queues: ['*'] }]) });
+    const config = configFrom({
+      EMQ_TOKENS: JSON.stringify([
+        { token: TOKEN, queues: ['*'] },
+        { token: OTHER, queues: ['*'] },
+      ]),
+    });
     app = createProducerApp({ config: () => config, connection: () => glide });
   });
   afterAll(async () => {
@@ -432,7 +653,7 @@ describe('Idempotency-Key on POST /v1/queues/:queue/jobs', () => {
     expect(await admin.footprint(queue)).toEqual(before);
   });
 
-  it('keys are scoped to the caller\'s token and the queue', async () => {
+  it("keys are scoped to the caller's token and the queue", async () => {
     const queue = freshQueue('idem');
     const mine = await post(queue, 'p', 'shared-key');
     const theirs = await post(queue, 'p', 'shared-key', OTHER);
@@ -442,7 +663,7 @@ describe('Idempotency-Key on POST /v1/queues/:queue/jobs', () => {
     expect(elsewhere.status).toBe(201);
   });
 
-  it('Emq-Job-Id with an Idempotency-Key: the caller\'s id is the job\'s; an id that names another job answers it as duplicate', async () => {
+  it("Emq-Job-Id with an Idempotency-Key: the caller's id is the job's; an id that names another job answers it as duplicate", async () => {
     const queue = freshQueue('idem');
     const mine = mintId();
     const first = await post(queue, 'p', 'key-a', TOKEN, mine);
@@ -454,7 +675,7 @@ describe('Idempotency-Key on POST /v1/queues/:queue/jobs', () => {
     expect(Object.keys(await admin.footprint(queue)).length).toBe(keys);
   });
 
-  it('every key the Idempotency-Key route writes is in the library\'s families, and none outside the queue', async () => {
+  it("every key the Idempotency-Key route writes is in the library's families, and none outside the queue", async () => {
     const queue = freshQueue('idem');
     const dbBefore = Number(await admin.call('DBSIZE'));
     const first = await post(queue, 'order #1', 'key-1');

@@ -36,7 +36,10 @@ export async function glideRows(bench: Bench): Promise<void> {
     cluster = err as Error;
   }
   try {
-    for (const [key, mode] of [['cluster-single', 'single'], ['cluster-batch', 'batch']] as const) {
+    for (const [key, mode] of [
+      ['cluster-single', 'single'],
+      ['cluster-batch', 'batch'],
+    ] as const) {
       await bench.row(key, async (r) => {
         if (cluster instanceof Error) throw cluster;
         await glideRow(r, cluster.target, mode);

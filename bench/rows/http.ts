@@ -84,7 +84,9 @@ export async function httpRows(bench: Bench): Promise<void> {
     // still finishes them, so Valkey may hold up to 2 x 64 more than wrk counted
     const slack = tool === 'wrk' ? 2 * IN_FLIGHT : 0;
     if (held >= created && held - created <= slack) {
-      r.notes.push(`checked: ${what} holds ${fmtInt(held)} jobs; 201s counted ${fmtInt(created)} (warm-up included)${held > created ? `, ${held - created} answered after wrk stopped` : ''}`);
+      r.notes.push(
+        `checked: ${what} holds ${fmtInt(held)} jobs; 201s counted ${fmtInt(created)} (warm-up included)${held > created ? `, ${held - created} answered after wrk stopped` : ''}`,
+      );
     } else {
       r.problems.push(`${what} holds ${fmtInt(held)}, ${fmtInt(created)} answered 201`);
     }
@@ -105,7 +107,15 @@ export async function httpRows(bench: Bench): Promise<void> {
     const gw = await startBenchGateway(bench, r, cleanup);
     const bindings = { EMQ_REST_URL: gw.url, EMQ_REST_TOKEN: gw.producer, EMQ_TOKENS: emqTokens, EMQ_MAX_PAYLOAD_BYTES: '1048576' };
     const wd = await workerd(r, cleanup, 'producer', BUNDLE, bindings);
-    const created = await http(r, wd.url, [{ label: 'workerd', pid: wd.pid }, { label: 'gateway', pid: gw.pid }], true);
+    const created = await http(
+      r,
+      wd.url,
+      [
+        { label: 'workerd', pid: wd.pid },
+        { label: 'gateway', pid: gw.pid },
+      ],
+      true,
+    );
     await check(r, created, 'the pending set', pending);
   });
   await bench.row('noop-worker', async (r, cleanup) => {
@@ -115,7 +125,15 @@ export async function httpRows(bench: Bench): Promise<void> {
   await bench.row('fetch-worker', async (r, cleanup) => {
     const tiny = await serving(r, cleanup, 'tiny upstream', [SERVERS, 'tiny']);
     const wd = await workerd(r, cleanup, 'fetch', fetchBundle, { UPSTREAM_URL: `${tiny.url}/`, UPSTREAM_TOKEN: token });
-    await http(r, wd.url, [{ label: 'workerd', pid: wd.pid }, { label: 'upstream', pid: tiny.pid }], false);
+    await http(
+      r,
+      wd.url,
+      [
+        { label: 'workerd', pid: wd.pid },
+        { label: 'upstream', pid: tiny.pid },
+      ],
+      false,
+    );
   });
   await bench.row('noop-node', async (r, cleanup) => {
     const noop = await serving(r, cleanup, 'no-op Hono (Node)', [SERVERS, 'noop']);
@@ -201,6 +219,16 @@ async function startWorkerd(label: string, bundle: string, scratch: string, bind
 async function bundleWorker(entry: string, out: string): Promise<void> {
   const esbuild = join(ROOT, 'node_modules', '.bin', 'esbuild');
   if (!existsSync(esbuild)) throw new Error(`no esbuild at ${esbuild} (it comes with wrangler)`);
-  const args = [entry, '--bundle', '--format=esm', '--platform=browser', '--conditions=workerd,worker,browser', '--target=es2022', '--minify', `--outfile=${out}`, '--log-level=warning'];
+  const args = [
+    entry,
+    '--bundle',
+    '--format=esm',
+    '--platform=browser',
+    '--conditions=workerd,worker,browser',
+    '--target=es2022',
+    '--minify',
+    `--outfile=${out}`,
+    '--log-level=warning',
+  ];
   await promisify(execFile)(esbuild, args, { timeout: 60_000 });
 }

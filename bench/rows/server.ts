@@ -32,7 +32,8 @@ const DUP_QUEUE = 'bench-dup';
 const DUP_ID = `JOB${'0'.repeat(11)}`;
 
 const evalsha = (queue: string, id: string) => ['EVALSHA', enqueueScript.sha1, '2', `emq:{${queue}}:job:${id}`, `emq:{${queue}}:pending`, id, PAYLOAD];
-const storeDuplicate = (server: Server) => server.call('EVAL', enqueueScript.text, '2', `emq:{${DUP_QUEUE}}:job:${DUP_ID}`, `emq:{${DUP_QUEUE}}:pending`, DUP_ID, PAYLOAD);
+const storeDuplicate = (server: Server) =>
+  server.call('EVAL', enqueueScript.text, '2', `emq:{${DUP_QUEUE}}:job:${DUP_ID}`, `emq:{${DUP_QUEUE}}:pending`, DUP_ID, PAYLOAD);
 
 export async function serverRows(bench: Bench): Promise<void> {
   const total = Math.max(20_000, Math.round((CEILING_RATE * MEASURE_MS) / 1000));
@@ -54,7 +55,10 @@ async function tool(path: string, server: Server, args: string[]) {
 
 /** Requests per second from `--csv` output: the "rps" column of the last row, counted from the right (the test name may hold `","`). */
 function csvRps(out: string): number {
-  const rows = out.trim().split('\n').filter((l) => l.startsWith('"'));
+  const rows = out
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('"'));
   const header = rows[0]?.split('","') ?? [];
   const fromRight = header.length - header.findIndex((c) => c.replaceAll('"', '') === 'rps');
   const rps = rows.length >= 2 && fromRight <= header.length ? Number(rows.at(-1)!.split('","').at(-fromRight)?.replaceAll('"', '')) : NaN;
@@ -78,7 +82,9 @@ async function randIntIsConsistent(path: string, server: Server): Promise<boolea
 async function errorsSince(server: Server): Promise<(r: Row) => Promise<void>> {
   const before = await server.errorStats();
   return async (r) => {
-    const errs = Object.entries(await server.errorStats()).filter(([k, n]) => n > (before[k] ?? 0)).map(([k, n]) => `${k} x${n - (before[k] ?? 0)}`);
+    const errs = Object.entries(await server.errorStats())
+      .filter(([k, n]) => n > (before[k] ?? 0))
+      .map(([k, n]) => `${k} x${n - (before[k] ?? 0)}`);
     if (errs.length > 0) r.problems.push(`server counted errors: ${errs.join(', ')}`);
   };
 }
@@ -100,7 +106,9 @@ async function toolDuplicate({ server, valkey }: Bench, r: Row, total: number): 
   r.opsPerSec = csvRps(run.stdout);
   const cores = run.cpuSeconds !== undefined ? run.cpuSeconds / cpu.seconds : undefined;
   fillCpu(r, cpu, valkey, { label: 'valkey-benchmark', cores }, cores ?? 0);
-  r.notes.push(`${basename(path)} -c ${CLIENTS} -P ${PIPELINE} -n ${fmtInt(total)} EVALSHA <sha> 2 <row> <pending> <id> <~100-byte payload>; every reply 0 (duplicate)`);
+  r.notes.push(
+    `${basename(path)} -c ${CLIENTS} -P ${PIPELINE} -n ${fmtInt(total)} EVALSHA <sha> 2 <row> <pending> <id> <~100-byte payload>; every reply 0 (duplicate)`,
+  );
   await errors(r);
   const pending = await server.pending(DUP_QUEUE);
   if (pending !== 1) r.problems.push(`the duplicate path wrote: pending set holds ${pending}, not 1`);
@@ -129,14 +137,23 @@ async function generatorUnique(bench: Bench, r: Row, total: number, toolRps: num
   const queues = queuesOf('bench-ceiling');
   const warmTotal = Math.round(total / 10);
   const unique = uniqueJob(queues);
-  checkTally(await load(server, prepare(warmTotal, (i) => unique(total + i))), r.problems, 'ones');
+  checkTally(
+    await load(
+      server,
+      prepare(warmTotal, (i) => unique(total + i)),
+    ),
+    r.problems,
+    'ones',
+  );
   const work = prepare(total, unique); // every command built before the clock starts
   const errors = await errorsSince(server);
   const { value: tally, cpu } = await cpuWindow(valkey, () => load(server, work));
   checkTally(tally, r.problems, 'ones');
   r.opsPerSec = tally.replies / tally.seconds;
   fillCpu(r, cpu, valkey, { label: 'bench', cores: tally.cpuSeconds / tally.seconds }); // the send window only, not the building
-  r.notes.push(`node RESP generator -c ${CLIENTS} -P ${PIPELINE} -n ${fmtInt(total)}, one connection each, commands built beforehand, ${queues.length} queues; every reply 1 (enqueued)`);
+  r.notes.push(
+    `node RESP generator -c ${CLIENTS} -P ${PIPELINE} -n ${fmtInt(total)}, one connection each, commands built beforehand, ${queues.length} queues; every reply 1 (enqueued)`,
+  );
   await errors(r);
   const pending = await bench.zcards(queues);
   if (pending !== warmTotal + total) r.problems.push(`pending sets hold ${pending}, ${warmTotal + total} sent`);
@@ -144,7 +161,10 @@ async function generatorUnique(bench: Bench, r: Row, total: number, toolRps: num
   try {
     await storeDuplicate(server);
     const dup = evalsha(DUP_QUEUE, DUP_ID);
-    const viaNode = await load(server, prepare(total, () => dup));
+    const viaNode = await load(
+      server,
+      prepare(total, () => dup),
+    );
     const calibration: string[] = [];
     checkTally(viaNode, calibration, 'zeros');
     const nodeRps = viaNode.replies / viaNode.seconds;
@@ -256,9 +276,11 @@ async function load(server: Server, work: ReadonlyArray<{ bytes: Buffer; count: 
     let next = 0;
     const start = performance.now();
     const cpu0 = process.cpuUsage();
-    await Promise.all(clients.map(async (send) => {
-      for (let k = next++; k < work.length; k = next++) await send(work[k]!.bytes, work[k]!.count);
-    }));
+    await Promise.all(
+      clients.map(async (send) => {
+        for (let k = next++; k < work.length; k = next++) await send(work[k]!.bytes, work[k]!.count);
+      }),
+    );
     t.seconds = (performance.now() - start) / 1000;
     const cpu = process.cpuUsage(cpu0);
     t.cpuSeconds = (cpu.user + cpu.system) / 1e6;

@@ -127,7 +127,11 @@ export function createGateway({
     const bearer = header && /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
     const inUrl = c.req.query('_token');
     if (inUrl !== undefined && !queryToken) {
-      return json(c, { error: 'Unauthorized: a token in the URL (?_token=) is off on this gateway (EMQ_GATEWAY_QUERY_TOKEN); send Authorization: Bearer <token>' }, 401);
+      return json(
+        c,
+        { error: 'Unauthorized: a token in the URL (?_token=) is off on this gateway (EMQ_GATEWAY_QUERY_TOKEN); send Authorization: Bearer <token>' },
+        401,
+      );
     }
     const presented = bearer || inUrl;
     const scope = presented ? tokens.scopeOf(presented) : undefined;
@@ -205,7 +209,10 @@ export function createGateway({
     if (held) await held;
     const scope = c.get('scope');
     const outcomes = await Promise.all(commands.map((args) => backend.command(scope, args)));
-    return json(c, outcomes.map((o) => bodyOf(o, base64(c))));
+    return json(
+      c,
+      outcomes.map((o) => bodyOf(o, base64(c))),
+    );
   });
 
   app.post('/multi-exec', async (c) => {
@@ -216,7 +223,10 @@ export function createGateway({
     if (held) await held;
     const outcomes = await backend.transaction(c.get('scope'), commands);
     if (!Array.isArray(outcomes)) return json(c, bodyOf(outcomes as Outcome, false), 400);
-    return json(c, outcomes.map((o) => bodyOf(o, base64(c))));
+    return json(
+      c,
+      outcomes.map((o) => bodyOf(o, base64(c))),
+    );
   });
 
   // The path as sent: Hono's c.req.path is partly decoded (and %FF must stay a byte), and the

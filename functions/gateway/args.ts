@@ -52,7 +52,10 @@ function segmentBytes(segment: string): Arg {
 
 /** `/set/foo/bar` → SET foo bar; a POST body, when there is one, is the last argument, raw. */
 export function pathCommand(path: string, body: Uint8Array | undefined): Arg[] {
-  const args: Arg[] = path.split('/').filter((s) => s !== '').map(segmentBytes);
+  const args: Arg[] = path
+    .split('/')
+    .filter((s) => s !== '')
+    .map(segmentBytes);
   if (body !== undefined && body.length > 0) args.push(body);
   if (args.length === 0) throw new BadCommand('no command in the path');
   return args;

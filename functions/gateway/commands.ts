@@ -50,7 +50,7 @@ export class CommandTable {
         // the gateway's Valkey user may not run COMMAND: then it cannot tell, and sends nothing
         if (!outcome.ok) {
           console.error(`gateway: COMMAND LIST answered an error (${/^\S*/.exec(outcome.error)![0]}): admin commands are refused until it answers`);
-          throw new BadCommand('the gateway cannot read the server\'s command table (COMMAND LIST was refused), so it sends no admin command');
+          throw new BadCommand("the gateway cannot read the server's command table (COMMAND LIST was refused), so it sends no admin command");
         }
         this.names = namesOf(outcome.value, new Set());
         this.readAt = sentAt;

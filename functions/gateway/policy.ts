@@ -13,15 +13,58 @@ import type { Scope } from './tokens.js';
  * before it is sent: commands.ts.)
  */
 const CONTAINERS = new Set([
-  'ACL', 'CLIENT', 'CLUSTER', 'COMMAND', 'CONFIG', 'DEBUG', 'FUNCTION', 'LATENCY', 'MEMORY', 'MODULE',
-  'OBJECT', 'PUBSUB', 'SCRIPT', 'SLOWLOG', 'XGROUP', 'XINFO',
+  'ACL',
+  'CLIENT',
+  'CLUSTER',
+  'COMMAND',
+  'CONFIG',
+  'DEBUG',
+  'FUNCTION',
+  'LATENCY',
+  'MEMORY',
+  'MODULE',
+  'OBJECT',
+  'PUBSUB',
+  'SCRIPT',
+  'SLOWLOG',
+  'XGROUP',
+  'XINFO',
 ]);
 
 const SHARED_CONNECTION_BREAKERS = new Set([
-  'BLPOP', 'BRPOP', 'BRPOPLPUSH', 'BLMOVE', 'BLMPOP', 'BZPOPMIN', 'BZPOPMAX', 'BZMPOP', 'WAIT', 'WAITAOF',
-  'SUBSCRIBE', 'PSUBSCRIBE', 'SSUBSCRIBE', 'UNSUBSCRIBE', 'PUNSUBSCRIBE', 'SUNSUBSCRIBE', 'MONITOR',
-  'SYNC', 'PSYNC', 'SELECT', 'AUTH', 'HELLO', 'QUIT', 'RESET', 'MULTI', 'EXEC', 'DISCARD', 'WATCH', 'UNWATCH',
-  'CLIENT', 'READONLY', 'READWRITE', 'SHUTDOWN',
+  'BLPOP',
+  'BRPOP',
+  'BRPOPLPUSH',
+  'BLMOVE',
+  'BLMPOP',
+  'BZPOPMIN',
+  'BZPOPMAX',
+  'BZMPOP',
+  'WAIT',
+  'WAITAOF',
+  'SUBSCRIBE',
+  'PSUBSCRIBE',
+  'SSUBSCRIBE',
+  'UNSUBSCRIBE',
+  'PUNSUBSCRIBE',
+  'SUNSUBSCRIBE',
+  'MONITOR',
+  'SYNC',
+  'PSYNC',
+  'SELECT',
+  'AUTH',
+  'HELLO',
+  'QUIT',
+  'RESET',
+  'MULTI',
+  'EXEC',
+  'DISCARD',
+  'WATCH',
+  'UNWATCH',
+  'CLIENT',
+  'READONLY',
+  'READWRITE',
+  'SHUTDOWN',
 ]);
 
 function sameText(arg: Arg | undefined, text: string): boolean {
@@ -56,11 +99,11 @@ export function createPolicy(scripts: readonly Script[]): Policy {
         const sha = args[1];
         const hex = (typeof sha === 'string' ? sha : sha === undefined ? '' : new TextDecoder().decode(sha)).toLowerCase();
         if (shas.has(hex)) return undefined;
-        return [403, 'a producer token may run EVALSHA only of this project\'s scripts'];
+        return [403, "a producer token may run EVALSHA only of this project's scripts"];
       }
       if (name === 'EVAL') {
         if (scripts.some((s) => sameText(args[1], s.text))) return undefined;
-        return [403, 'a producer token may run EVAL only of this project\'s scripts, byte for byte'];
+        return [403, "a producer token may run EVAL only of this project's scripts, byte for byte"];
       }
       return [403, `a producer token may not run ${name}: only PING, and EVALSHA or EVAL of this project's scripts`];
     },

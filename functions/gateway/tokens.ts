@@ -15,7 +15,10 @@ const digest = (s: string) => hash('sha256', s, 'buffer');
 
 /** Parses the token list; errors name the entry's position, never its token. */
 export function parseGatewayTokens(spec: string | undefined): GatewayTokens {
-  const entries = (spec ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = (spec ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   if (entries.length === 0) {
     throw new Error('EMQ_GATEWAY_TOKENS is empty: set it to a comma-separated list of scope:token (scope admin or producer)');
   }

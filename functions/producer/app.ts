@@ -69,7 +69,7 @@ function problemOf(err: unknown): Problem {
   if (err instanceof ConnectionError) {
     return new Problem(503, 'unavailable', 'the Valkey path did not answer; retry the same request (the job id makes it safe)');
   }
-  if (err instanceof AuthError) return new Problem(502, 'upstream_auth', 'the gateway refused this producer\'s token: check EMQ_REST_TOKEN');
+  if (err instanceof AuthError) return new Problem(502, 'upstream_auth', "the gateway refused this producer's token: check EMQ_REST_TOKEN");
   if (err instanceof BatchError) return problemOf(err.cause);
   if (err instanceof EmqError) return new Problem(502, 'internal', `Valkey answered an error (${err.code})`);
   return new Problem(500, 'internal', 'an unexpected error; nothing about it is shown here');

@@ -7,7 +7,6 @@ import { fromBase64 } from '../../shared/base64.js';
 
 const utf8 = new TextEncoder();
 
-
 function bad(index: number, detail: string): Problem {
   return new Problem(400, 'invalid_batch', `item ${index}: ${detail}`, { index });
 }

@@ -13,7 +13,13 @@ type App = ReturnType<typeof createProducerApp>;
 let built: { env: Vars; key: string; app: App } | undefined;
 
 /** What the app is built from; workerd may hand each request a new env object with the same values. */
-const keyOf = (env: Vars) => JSON.stringify(Object.keys(env).filter((k) => k.startsWith('EMQ_')).sort().map((k) => [k, env[k]]));
+const keyOf = (env: Vars) =>
+  JSON.stringify(
+    Object.keys(env)
+      .filter((k) => k.startsWith('EMQ_'))
+      .sort()
+      .map((k) => [k, env[k]]),
+  );
 
 /** A configuration error as the 500 the caller sees (its message names variables, never values of secrets). */
 function configured<T>(read: () => T): T {

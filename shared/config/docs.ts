@@ -70,7 +70,9 @@ export function readmeSection(): string {
     '',
     '| variable | apps | kind | default | secret | meaning |',
     '| --- | --- | --- | --- | --- | --- |',
-    ...VARIABLES.map((v) => `| ${cell(code(v.name))} | ${v.apps.join(', ')} | ${cell(kindText(v))} | ${cell(defaultText(v))} | ${secretText(v)} | ${cell(v.meaning)} |`),
+    ...VARIABLES.map(
+      (v) => `| ${cell(code(v.name))} | ${v.apps.join(', ')} | ${cell(kindText(v))} | ${cell(defaultText(v))} | ${secretText(v)} | ${cell(v.meaning)} |`,
+    ),
     README_END,
   ];
   return `${lines.join('\n')}\n`;

@@ -79,7 +79,8 @@ export function checkGatewayUrl(name: string, url: string): void {
   if (u.protocol !== 'https:' && !(u.protocol === 'http:' && LOOPBACK.test(u.hostname))) {
     throw new ConfigError(name, `${name} must be an https:// URL (plain http:// only on loopback): the gateway token must not cross a network in the clear`);
   }
-  if (u.username || u.password || u.search || u.hash) throw new ConfigError(name, `${name} must carry no credentials, query or fragment: tokens are secrets (EMQ_REST_TOKEN)`);
+  if (u.username || u.password || u.search || u.hash)
+    throw new ConfigError(name, `${name} must carry no credentials, query or fragment: tokens are secrets (EMQ_REST_TOKEN)`);
 }
 
 /** A gateway's URL (checkGatewayUrl), or undefined when unset. */
@@ -154,7 +155,8 @@ export function wireVersion(vars: Vars, name: string): string {
   const v = entry(name, 'wire-version');
   const text = given(vars, name);
   if (text === undefined) return v.default as string;
-  if (!isWireVersion(text)) throw new ConfigError(name, `${name} is not a wire version: it must look like echomq:MAJOR.MINOR.PATCH (the default is ${v.default as string})`);
+  if (!isWireVersion(text))
+    throw new ConfigError(name, `${name} is not a wire version: it must look like echomq:MAJOR.MINOR.PATCH (the default is ${v.default as string})`);
   return text;
 }
 

@@ -121,7 +121,8 @@ export const VARIABLES: readonly Variable[] = [
   {
     name: 'EMQ_REST_TOKEN_<REGION>',
     kind: { type: 'text', what: 'token' },
-    meaning: "a producer token of another region's gateway, for queues homed there (REGION upper-cased, `-` as `_`, e.g. EMQ_REST_TOKEN_EU_WEST); else EMQ_REST_TOKEN is sent",
+    meaning:
+      "a producer token of another region's gateway, for queues homed there (REGION upper-cased, `-` as `_`, e.g. EMQ_REST_TOKEN_EU_WEST); else EMQ_REST_TOKEN is sent",
     apps: ['worker'],
     secret: true,
   },
@@ -167,7 +168,8 @@ export const VARIABLES: readonly Variable[] = [
   {
     name: 'EMQ_NODE_ID',
     kind: { type: 'node-id' },
-    meaning: 'pins the snowflake node id (0-1023) the ids minted here carry: only for a single minter (one isolate, one process); unset, one is drawn from EMQ_NODE_IDS',
+    meaning:
+      'pins the snowflake node id (0-1023) the ids minted here carry: only for a single minter (one isolate, one process); unset, one is drawn from EMQ_NODE_IDS',
     apps: ['worker', 'producer', 'cli', 'client'],
     secret: false,
   },
@@ -189,7 +191,7 @@ export const VARIABLES: readonly Variable[] = [
   {
     name: 'EMQ_HOME_REGIONS',
     kind: { type: 'json', shape: '{"<queue>" | "<prefix>*" | "*": "<region>"}', parser: 'functions/producer/regions.ts' },
-    meaning: "each queue's home region, whose gateway takes its jobs (regions.json's \"queues\")",
+    meaning: 'each queue\'s home region, whose gateway takes its jobs (regions.json\'s "queues")',
     apps: ['worker'],
     secret: false,
   },
@@ -204,7 +206,8 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_WIRE_VERSION',
     kind: { type: 'wire-version' },
     default: WIRE_VERSION,
-    meaning: "the EchoMQ wire version the glide connection fences on: while Valkey's {emq}:version holds another, writes are refused (through a gateway, the gateway's fences)",
+    meaning:
+      "the EchoMQ wire version the glide connection fences on: while Valkey's {emq}:version holds another, writes are refused (through a gateway, the gateway's fences)",
     apps: ['producer', 'gateway', 'cli', 'dev'],
     secret: false,
   },
@@ -212,7 +215,8 @@ export const VARIABLES: readonly Variable[] = [
     name: 'VALKEY_URL',
     kind: { type: 'valkey-url' },
     required: 'by `emq gateway`; by `emq enqueue` without --url',
-    meaning: 'the Valkey server: the gateway fronts it; `emq producer` goes straight to it over glide (else through EMQ_REST_URL); `npm start` uses it instead of a private one',
+    meaning:
+      'the Valkey server: the gateway fronts it; `emq producer` goes straight to it over glide (else through EMQ_REST_URL); `npm start` uses it instead of a private one',
     apps: ['producer', 'gateway', 'cli', 'dev'],
     secret: 'may',
   },
@@ -239,7 +243,7 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_GATEWAY_TOKENS',
     kind: { type: 'scoped-tokens' },
     required: 'by `emq gateway` (`npm start` makes its own)',
-    meaning: '`scope:token,...` (tokens of 16+ characters), scope `admin` (any command) or `producer` (PING, and EVALSHA/EVAL of this project\'s scripts only)',
+    meaning: "`scope:token,...` (tokens of 16+ characters), scope `admin` (any command) or `producer` (PING, and EVALSHA/EVAL of this project's scripts only)",
     apps: ['gateway'],
     secret: true,
   },
@@ -262,7 +266,8 @@ export const VARIABLES: readonly Variable[] = [
   {
     name: 'EMQ_GATEWAY_TLS_CERT',
     kind: { type: 'text', what: 'path' },
-    meaning: 'the path of a PEM certificate chain: with EMQ_GATEWAY_TLS_KEY (both or neither) the gateway serves HTTPS; a file that cannot be read, is not PEM, or a key that does not match stops the start',
+    meaning:
+      'the path of a PEM certificate chain: with EMQ_GATEWAY_TLS_KEY (both or neither) the gateway serves HTTPS; a file that cannot be read, is not PEM, or a key that does not match stops the start',
     apps: ['gateway', 'dev'],
     secret: false,
   },
@@ -285,7 +290,8 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_GATEWAY_PRODUCER_MAX_BODY',
     kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'bytes' },
     default: 2 * MiB,
-    meaning: "a producer token's body cap, never above EMQ_GATEWAY_MAX_BODY: its largest honest request is one payload or a REST pipeline, 1 MiB each by default (raise it with the producer's EMQ_MAX_PAYLOAD_BYTES)",
+    meaning:
+      "a producer token's body cap, never above EMQ_GATEWAY_MAX_BODY: its largest honest request is one payload or a REST pipeline, 1 MiB each by default (raise it with the producer's EMQ_MAX_PAYLOAD_BYTES)",
     apps: ['gateway', 'dev'],
     secret: false,
   },
@@ -319,7 +325,8 @@ export const VARIABLES: readonly Variable[] = [
   {
     name: 'EMQ_DEV_TOKEN',
     kind: { type: 'text', what: 'token', minLength: 16 },
-    meaning: "the dev token `npm start` allows every queue (at least 16 characters, like every EMQ_TOKENS token); unset, a fresh one is made. Every other EMQ_* variable reaches the Worker as a var",
+    meaning:
+      'the dev token `npm start` allows every queue (at least 16 characters, like every EMQ_TOKENS token); unset, a fresh one is made. Every other EMQ_* variable reaches the Worker as a var',
     apps: ['dev'],
     secret: true,
   },

@@ -351,8 +351,16 @@ let loggerSet = false;
 
 /** Connects to the server (or cluster) a Valkey URL names. Fails with ConnectionError within the connect timeout. */
 export async function connectGlide(options: GlideOptions | string): Promise<GlideConnection> {
-  const { url, cluster: clusterOpt, requestTimeoutMs = 5_000, connectTimeoutMs = 2_000, maxBatch = 32, wireVersion, fence = true, ...rest } =
-    typeof options === 'string' ? { url: options } : options;
+  const {
+    url,
+    cluster: clusterOpt,
+    requestTimeoutMs = 5_000,
+    connectTimeoutMs = 2_000,
+    maxBatch = 32,
+    wireVersion,
+    fence = true,
+    ...rest
+  } = typeof options === 'string' ? { url: options } : options;
   const endpoint = parseValkeyUrl(url);
   const cluster = clusterOpt ?? endpoint.cluster;
   const waitFor = { replicas: rest.waitReplicas ?? endpoint.waitReplicas, timeoutMs: rest.waitTimeoutMs ?? endpoint.waitTimeoutMs };
@@ -374,9 +382,7 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
     defaultDecoder: Decoder.Bytes,
     clientName: 'emq',
     advancedConfiguration: { connectionTimeout: connectTimeoutMs },
-    ...(endpoint.password !== undefined
-      ? { credentials: { password: endpoint.password, ...(endpoint.username ? { username: endpoint.username } : {}) } }
-      : {}),
+    ...(endpoint.password !== undefined ? { credentials: { password: endpoint.password, ...(endpoint.username ? { username: endpoint.username } : {}) } } : {}),
   };
   let connection: GlideConnection;
   try {

@@ -68,7 +68,6 @@ function segment(arg: Arg): string {
   return out;
 }
 
-
 /** Upstash's result, base64 strings decoded to bytes (a plain "OK" status is not base64). */
 function decode(result: unknown): Reply {
   if (typeof result === 'string') {
@@ -252,9 +251,11 @@ export class RestConnection implements Connection {
 
   private async parse(res: Response, read?: string): Promise<unknown> {
     // a reply cut off mid-body is a transport failure (retry the same call), not a server's answer
-    const text = read ?? await res.text().catch((err: unknown) => {
-      throw new ConnectionError(`REST ${this.base}: the reply was cut off (${(err as Error).message})`, { cause: err });
-    });
+    const text =
+      read ??
+      (await res.text().catch((err: unknown) => {
+        throw new ConnectionError(`REST ${this.base}: the reply was cut off (${(err as Error).message})`, { cause: err });
+      }));
     const body = jsonOf(text);
     const mismatch = res.status === 503 ? wireMismatchOf(body) : undefined;
     if (mismatch) throw mismatch;

@@ -14,14 +14,18 @@ describe(`fuzz the gateway with the admin token (FUZZ_RUNS=${RUNS})`, () => {
     expect(await stopParts()).toBe(0);
   }, 60_000);
 
-  it('the gateway with the admin token: anything goes, but never a 5xx, never a crash', async () => {
-    await fc.assert(
-      fc.asyncProperty(gwCaseArb(adminCmdArb, gwAuthArb(30)), async (c) => {
-        await runUp(planGateway(c, 'admin'), gw.url, 'admin', false);
-      }),
-      params(RUNS * 4),
-    );
-    await admin.call('FLUSHALL');
-    await alive('after the admin fuzz');
-  }, budget(RUNS * 4));
+  it(
+    'the gateway with the admin token: anything goes, but never a 5xx, never a crash',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(gwCaseArb(adminCmdArb, gwAuthArb(30)), async (c) => {
+          await runUp(planGateway(c, 'admin'), gw.url, 'admin', false);
+        }),
+        params(RUNS * 4),
+      );
+      await admin.call('FLUSHALL');
+      await alive('after the admin fuzz');
+    },
+    budget(RUNS * 4),
+  );
 });

@@ -14,15 +14,24 @@ export const hostileId = fc.oneof(
   validId.map((id) => `${id}0`),
   validId.map((id) => `JOBz${id.slice(4)}`),
   validId.map((id) => `${id.slice(0, 10)}-${id.slice(11)}`),
-  fc.constantFrom('', 'JOB', 'JOB ', '0', 'null', '../JOB', 'JOB%00', `JOB${'0'.repeat(11)}\t`, 'JOB01m8ktkzg6eaatm9sqpt0r51n2', 'JOBAzL8n0Y58m8', 'ORD0NgWEfAEJfs'),
+  fc.constantFrom(
+    '',
+    'JOB',
+    'JOB ',
+    '0',
+    'null',
+    '../JOB',
+    'JOB%00',
+    `JOB${'0'.repeat(11)}\t`,
+    'JOB01m8ktkzg6eaatm9sqpt0r51n2',
+    'JOBAzL8n0Y58m8',
+    'ORD0NgWEfAEJfs',
+  ),
   printable,
   headerJunk,
 );
 
-export type Body =
-  | { t: 'bytes'; bytes: Uint8Array }
-  | { t: 'text'; text: string }
-  | { t: 'sized'; size: number; fill: 'mixed' | 'ascii' | 'ff' };
+export type Body = { t: 'bytes'; bytes: Uint8Array } | { t: 'text'; text: string } | { t: 'sized'; size: number; fill: 'mixed' | 'ascii' | 'ff' };
 export const bodyArb = (max: number): fc.Arbitrary<Body> =>
   fc.oneof(
     { weight: 6, arbitrary: fc.uint8Array({ maxLength: 300 }).map((bytes) => ({ t: 'bytes' as const, bytes })) },

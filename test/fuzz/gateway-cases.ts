@@ -10,10 +10,39 @@ import { GQ_WT, GW_MAX_BODY, GW_MAX_PIPELINE, gw, gwCap, known } from './setup.j
 
 const SHAS = new Set(allScripts.map((s) => s.sha1));
 const BREAKERS = new Set([
-  'BLPOP', 'BRPOP', 'BRPOPLPUSH', 'BLMOVE', 'BLMPOP', 'BZPOPMIN', 'BZPOPMAX', 'BZMPOP', 'WAIT', 'WAITAOF',
-  'SUBSCRIBE', 'PSUBSCRIBE', 'SSUBSCRIBE', 'UNSUBSCRIBE', 'PUNSUBSCRIBE', 'SUNSUBSCRIBE', 'MONITOR',
-  'SYNC', 'PSYNC', 'SELECT', 'AUTH', 'HELLO', 'QUIT', 'RESET', 'MULTI', 'EXEC', 'DISCARD', 'WATCH', 'UNWATCH',
-  'CLIENT', 'READONLY', 'READWRITE', 'SHUTDOWN',
+  'BLPOP',
+  'BRPOP',
+  'BRPOPLPUSH',
+  'BLMOVE',
+  'BLMPOP',
+  'BZPOPMIN',
+  'BZPOPMAX',
+  'BZMPOP',
+  'WAIT',
+  'WAITAOF',
+  'SUBSCRIBE',
+  'PSUBSCRIBE',
+  'SSUBSCRIBE',
+  'UNSUBSCRIBE',
+  'PUNSUBSCRIBE',
+  'SUNSUBSCRIBE',
+  'MONITOR',
+  'SYNC',
+  'PSYNC',
+  'SELECT',
+  'AUTH',
+  'HELLO',
+  'QUIT',
+  'RESET',
+  'MULTI',
+  'EXEC',
+  'DISCARD',
+  'WATCH',
+  'UNWATCH',
+  'CLIENT',
+  'READONLY',
+  'READWRITE',
+  'SHUTDOWN',
 ]);
 
 // ---------------------------------------------------------------- the gateway
@@ -44,7 +73,13 @@ export const gwAuthArb = (adminWeight: number): fc.Arbitrary<GwAuthV> =>
     },
     { weight: 1, arbitrary: fc.constant({ t: 'none' as const }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('raw' as const), value: printable }) },
-    { weight: 1, arbitrary: fc.record({ t: fc.constant('badQuery' as const), value: fc.oneof(printable.map(encodeURIComponent), fc.constantFrom('%', '%ZZ', '%E0%A4%A', '+')) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant('badQuery' as const),
+        value: fc.oneof(printable.map(encodeURIComponent), fc.constantFrom('%', '%ZZ', '%E0%A4%A', '+')),
+      }),
+    },
   );
 function gwAuth(a: GwAuthV): { header?: string; query?: string } {
   switch (a.t) {
@@ -98,20 +133,45 @@ interface ScriptCall {
 const scriptCallArb: fc.Arbitrary<ScriptCall> = fc.record({
   sane: fc.boolean(),
   script: fc.constantFrom('enqueue' as const, 'enqueue' as const, 'enqueue-once' as const, 'job-state' as const),
-  how: fc.constantFrom('evalsha' as const, 'evalsha' as const, 'EVALSHA-upper-sha' as const, 'eval' as const, 'eval-changed' as const, 'evalsha-writer' as const, 'evalsha-random' as const),
+  how: fc.constantFrom(
+    'evalsha' as const,
+    'evalsha' as const,
+    'EVALSHA-upper-sha' as const,
+    'eval' as const,
+    'eval-changed' as const,
+    'evalsha-writer' as const,
+    'evalsha-random' as const,
+  ),
   q: fc.constantFrom(...GQ, 'gq{x}', '', 'gq-\xff', 'emq', `gq-${'k'.repeat(3000)}`),
   q2: fc.constantFrom('same', 'same', 'same', 'gq-2', 'gq-1'),
   id: fc.oneof({ weight: 3, arbitrary: validId }, { weight: 2, arbitrary: fc.constantFrom(...POOL_IDS) }, { weight: 1, arbitrary: hostileId }),
   rowId: fc.option(validId, { nil: undefined, freq: 6 }),
-  numkeys: fc.oneof({ weight: 8, arbitrary: fc.constant('right' as const) }, { weight: 1, arbitrary: fc.integer({ min: -2, max: 9 }) }, { weight: 1, arbitrary: fc.constantFrom('x', '1e3', '', '2.0', ' 2', '99999999999999999999', '-9223372036854775809', 'inf') }),
+  numkeys: fc.oneof(
+    { weight: 8, arbitrary: fc.constant('right' as const) },
+    { weight: 1, arbitrary: fc.integer({ min: -2, max: 9 }) },
+    { weight: 1, arbitrary: fc.constantFrom('x', '1e3', '', '2.0', ' 2', '99999999999999999999', '-9223372036854775809', 'inf') },
+  ),
   payload: fc.option(fc.string({ unit: 'grapheme', maxLength: 40 }), { nil: undefined, freq: 8 }),
   compare: fc.option(fc.constantFrom('0', '1', '-', 'true', ''), { nil: undefined, freq: 8 }),
-  ttl: fc.option(fc.constantFrom('86400', '604800', '0', '-1', '1.5', 'x', '1e9', '99999999999', 'inf', '1e300', '9.3e15', '-0', '18446744073709551616'), { nil: undefined, freq: 8 }),
+  ttl: fc.option(fc.constantFrom('86400', '604800', '0', '-1', '1.5', 'x', '1e9', '99999999999', 'inf', '1e300', '9.3e15', '-0', '18446744073709551616'), {
+    nil: undefined,
+    freq: 8,
+  }),
   dedup: fc.constantFrom('right' as const, 'right' as const, 'junk' as const),
 });
 function scriptArgs(given: ScriptCall): { args: Array<string | number>; enqueue?: { q: string; id: string; payload: string } } {
   const s: ScriptCall = given.sane
-    ? { ...given, how: given.how === 'EVALSHA-upper-sha' || given.how === 'eval' ? given.how : 'evalsha', q2: 'same', rowId: undefined, numkeys: 'right', payload: given.payload ?? 'p', compare: '1', ttl: '86400', dedup: 'right' }
+    ? {
+        ...given,
+        how: given.how === 'EVALSHA-upper-sha' || given.how === 'eval' ? given.how : 'evalsha',
+        q2: 'same',
+        rowId: undefined,
+        numkeys: 'right',
+        payload: given.payload ?? 'p',
+        compare: '1',
+        ttl: '86400',
+        dedup: 'right',
+      }
     : given;
   const q = s.q;
   const q2 = s.q2 === 'same' ? q : s.q2;
@@ -141,11 +201,61 @@ function scriptArgs(given: ScriptCall): { args: Array<string | number>; enqueue?
               : ['EVALSHA', sha256(s.id).slice(0, 40)];
   const numkeys = s.numkeys === 'right' ? String(keys.length) : s.numkeys;
   const args = [...head, numkeys, ...keys, ...argv];
-  const wellFormed = s.script === 'enqueue' && s.numkeys === 'right' && q === q2 && s.rowId === undefined && QUEUE_RULE.test(q) && q !== 'emq' && ID_RULE.test(s.id) && s.payload !== undefined && (s.how === 'evalsha' || s.how === 'EVALSHA-upper-sha' || s.how === 'eval');
+  const wellFormed =
+    s.script === 'enqueue' &&
+    s.numkeys === 'right' &&
+    q === q2 &&
+    s.rowId === undefined &&
+    QUEUE_RULE.test(q) &&
+    q !== 'emq' &&
+    ID_RULE.test(s.id) &&
+    s.payload !== undefined &&
+    (s.how === 'evalsha' || s.how === 'EVALSHA-upper-sha' || s.how === 'eval');
   return { args, ...(wellFormed ? { enqueue: { q, id: s.id, payload: s.payload! } } : {}) };
 }
 
-const FORBIDDEN = ['SET', 'GET', 'DEL', 'FLUSHALL', 'FLUSHDB', 'CONFIG', 'KEYS', 'SCRIPT', 'EVAL_RO', 'EVALSHA_RO', 'FCALL', 'FUNCTION', 'DEBUG', 'SHUTDOWN', 'BLPOP', 'SUBSCRIBE', 'MULTI', 'EXEC', 'CLIENT', 'SELECT', 'HELLO', 'AUTH', 'MONITOR', 'WAIT', 'XADD', 'HSET', 'ZADD', 'INCR', 'EXPIRE', 'RENAME', 'COPY', 'RESTORE', 'SWAPDB', 'MOVE', 'PUBLISH', 'SAVE', 'REPLICAOF', 'ACL', 'ECHO', 'TIME'];
+const FORBIDDEN = [
+  'SET',
+  'GET',
+  'DEL',
+  'FLUSHALL',
+  'FLUSHDB',
+  'CONFIG',
+  'KEYS',
+  'SCRIPT',
+  'EVAL_RO',
+  'EVALSHA_RO',
+  'FCALL',
+  'FUNCTION',
+  'DEBUG',
+  'SHUTDOWN',
+  'BLPOP',
+  'SUBSCRIBE',
+  'MULTI',
+  'EXEC',
+  'CLIENT',
+  'SELECT',
+  'HELLO',
+  'AUTH',
+  'MONITOR',
+  'WAIT',
+  'XADD',
+  'HSET',
+  'ZADD',
+  'INCR',
+  'EXPIRE',
+  'RENAME',
+  'COPY',
+  'RESTORE',
+  'SWAPDB',
+  'MOVE',
+  'PUBLISH',
+  'SAVE',
+  'REPLICAOF',
+  'ACL',
+  'ECHO',
+  'TIME',
+];
 const argArb: fc.Arbitrary<string | number> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 12 }) },
   { weight: 2, arbitrary: fc.constantFrom('emq:{gq-1}:pending', 'pwned', 'seed', '*', '0', 'ASYNC', 'SET', 'maxmemory', 'gq-1') },
@@ -154,7 +264,9 @@ const argArb: fc.Arbitrary<string | number> = fc.oneof(
 );
 const NON_ASCII_NAMES = ['p\u0131ng', 'P\u0130NG', 'evalsha\u0131', '\ufb00', '\uff30\uff29\uff2e\uff27', 'conf\u0131g', 'ş', 'PING\u00a0'];
 const anyCaseArb = (names: string[]) =>
-  fc.tuple(fc.constantFrom(...names), fc.constantFrom('upper', 'lower', 'mixed')).map(([n, how]) => (how === 'upper' ? n : how === 'lower' ? n.toLowerCase() : n[0]!.toLowerCase() + n.slice(1)));
+  fc
+    .tuple(fc.constantFrom(...names), fc.constantFrom('upper', 'lower', 'mixed'))
+    .map(([n, how]) => (how === 'upper' ? n : how === 'lower' ? n.toLowerCase() : n[0]!.toLowerCase() + n.slice(1)));
 type Cmd = { args: unknown[]; enqueue?: { q: string; id: string; payload: string } };
 export const producerCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 6, arbitrary: scriptCallArb.map(scriptArgs) },
@@ -163,23 +275,140 @@ export const producerCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 10 }), fc.array(argArb, { maxLength: 3 })).map(([n, a]) => ({ args: [n, ...a] })) },
   { weight: 1, arbitrary: fc.array(fc.oneof(fc.jsonValue({ maxDepth: 1 }), argArb), { maxLength: 4 }).map((args) => ({ args })) },
   // names Unicode case mapping would alias to a command (dotless ı, dotted İ, ligatures, fullwidth)
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...NON_ASCII_NAMES), fc.array(fc.oneof(argArb, fc.constant('\u00ff')), { maxLength: 2 })).map(([n, a]) => ({ args: [n, ...a] })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...NON_ASCII_NAMES), fc.array(fc.oneof(argArb, fc.constant('\u00ff')), { maxLength: 2 }))
+      .map(([n, a]) => ({ args: [n, ...a] })),
+  },
 );
 
 const ADMIN_COMMANDS = [
-  'SET', 'GET', 'DEL', 'EXISTS', 'TYPE', 'INCR', 'INCRBY', 'DECR', 'APPEND', 'GETRANGE', 'STRLEN', 'MGET', 'MSET', 'GETDEL', 'GETEX',
-  'HSET', 'HGET', 'HGETALL', 'HDEL', 'HINCRBY', 'HKEYS', 'HRANDFIELD', 'LPUSH', 'RPUSH', 'LPOP', 'LRANGE', 'LLEN', 'LPOS',
-  'SADD', 'SMEMBERS', 'SPOP', 'SRANDMEMBER', 'SINTER', 'ZADD', 'ZRANGE', 'ZSCORE', 'ZINCRBY', 'ZPOPMIN', 'ZRANGEBYSCORE',
-  'XADD', 'XRANGE', 'XLEN', 'PFADD', 'PFCOUNT', 'EXPIRE', 'PEXPIRE', 'TTL', 'PERSIST', 'RENAME', 'COPY', 'DUMP', 'RESTORE', 'OBJECT',
-  'SCAN', 'KEYS', 'DBSIZE', 'RANDOMKEY', 'ECHO', 'PING', 'TIME', 'INFO', 'SCRIPT', 'FUNCTION', 'FCALL', 'EVAL_RO', 'EVALSHA',
-  'SORT', 'MEMORY', 'LATENCY', 'SLOWLOG', 'COMMAND', 'LOLWUT', 'WAIT', 'BLPOP', 'SUBSCRIBE', 'MULTI', 'EXEC', 'CLIENT',
-  'SELECT', 'HELLO', 'SHUTDOWN', 'MONITOR', 'QUIT', 'RESET', 'FLUSHDB', 'FLUSHALL', 'SWAPDB', 'MOVE', 'UNLINK', 'TOUCH',
+  'SET',
+  'GET',
+  'DEL',
+  'EXISTS',
+  'TYPE',
+  'INCR',
+  'INCRBY',
+  'DECR',
+  'APPEND',
+  'GETRANGE',
+  'STRLEN',
+  'MGET',
+  'MSET',
+  'GETDEL',
+  'GETEX',
+  'HSET',
+  'HGET',
+  'HGETALL',
+  'HDEL',
+  'HINCRBY',
+  'HKEYS',
+  'HRANDFIELD',
+  'LPUSH',
+  'RPUSH',
+  'LPOP',
+  'LRANGE',
+  'LLEN',
+  'LPOS',
+  'SADD',
+  'SMEMBERS',
+  'SPOP',
+  'SRANDMEMBER',
+  'SINTER',
+  'ZADD',
+  'ZRANGE',
+  'ZSCORE',
+  'ZINCRBY',
+  'ZPOPMIN',
+  'ZRANGEBYSCORE',
+  'XADD',
+  'XRANGE',
+  'XLEN',
+  'PFADD',
+  'PFCOUNT',
+  'EXPIRE',
+  'PEXPIRE',
+  'TTL',
+  'PERSIST',
+  'RENAME',
+  'COPY',
+  'DUMP',
+  'RESTORE',
+  'OBJECT',
+  'SCAN',
+  'KEYS',
+  'DBSIZE',
+  'RANDOMKEY',
+  'ECHO',
+  'PING',
+  'TIME',
+  'INFO',
+  'SCRIPT',
+  'FUNCTION',
+  'FCALL',
+  'EVAL_RO',
+  'EVALSHA',
+  'SORT',
+  'MEMORY',
+  'LATENCY',
+  'SLOWLOG',
+  'COMMAND',
+  'LOLWUT',
+  'WAIT',
+  'BLPOP',
+  'SUBSCRIBE',
+  'MULTI',
+  'EXEC',
+  'CLIENT',
+  'SELECT',
+  'HELLO',
+  'SHUTDOWN',
+  'MONITOR',
+  'QUIT',
+  'RESET',
+  'FLUSHDB',
+  'FLUSHALL',
+  'SWAPDB',
+  'MOVE',
+  'UNLINK',
+  'TOUCH',
 ];
 const adminArgArb: fc.Arbitrary<string | number> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('k1', 'k2', 'h', 'l', 'z', 's', 'x', 'emq:{gq-1}:pending', 'pwned') },
   { weight: 3, arbitrary: fc.string({ maxLength: 10 }) },
   { weight: 2, arbitrary: fc.integer({ min: -1000, max: 1000 }) },
-  { weight: 1, arbitrary: fc.constantFrom('9223372036854775807', '-9223372036854775808', '18446744073709551616', '1e309', 'nan', 'inf', '-inf', '0x10', '1.5', '', '*', '-', '+', 'ASYNC', 'WITHSCORES', 'LIMIT', 'COUNT', 'FLUSH', 'EXISTS', 'LOAD', 'LIST', 'DOCTOR', 'STATS', 'HELP', 'ENCODING') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '9223372036854775807',
+      '-9223372036854775808',
+      '18446744073709551616',
+      '1e309',
+      'nan',
+      'inf',
+      '-inf',
+      '0x10',
+      '1.5',
+      '',
+      '*',
+      '-',
+      '+',
+      'ASYNC',
+      'WITHSCORES',
+      'LIMIT',
+      'COUNT',
+      'FLUSH',
+      'EXISTS',
+      'LOAD',
+      'LIST',
+      'DOCTOR',
+      'STATS',
+      'HELP',
+      'ENCODING',
+    ),
+  },
 );
 const LUA = [
   "return redis.call('SET', KEYS[1], ARGV[1])",
@@ -193,9 +422,9 @@ const LUA = [
   'return nil',
   "error('boom')",
   "redis.setresp(3) return redis.call('HGETALL', KEYS[1])",
-  "redis.setresp(3) return {double = 1.5}",
-  "redis.setresp(3) return {map = {a = 1, b = {2, 3}}}",
-  "redis.setresp(3) return {set = {a = true}}",
+  'redis.setresp(3) return {double = 1.5}',
+  'redis.setresp(3) return {map = {a = 1, b = {2, 3}}}',
+  'redis.setresp(3) return {set = {a = true}}',
   "redis.setresp(3) return {big_number = '123456789012345678901234567890'}",
   "return string.rep('x', tonumber(ARGV[1]) or 3)",
   "return '\\255\\254\\0'",
@@ -203,8 +432,8 @@ const LUA = [
   "return redis.call('INCR', KEYS[1])",
   "return redis.pcall('NOPE')",
   "return redis.call('BLPOP', KEYS[1], 0)",
-  "return cjson.encode({a = {1, 2}})",
-  "return cmsgpack.pack({1, 2})",
+  'return cjson.encode({a = {1, 2}})',
+  'return cmsgpack.pack({1, 2})',
   'return {1.5, 2.7}',
   'return 2^63',
 ];
@@ -213,7 +442,11 @@ export const adminCmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc
-      .tuple(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...LUA) }, { weight: 1, arbitrary: fc.string({ maxLength: 30 }) }), fc.constantFrom(0, 1, 2, -1, 'x'), fc.array(adminArgArb, { maxLength: 3 }))
+      .tuple(
+        fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...LUA) }, { weight: 1, arbitrary: fc.string({ maxLength: 30 }) }),
+        fc.constantFrom(0, 1, 2, -1, 'x'),
+        fc.array(adminArgArb, { maxLength: 3 }),
+      )
       .map(([text, n, a]) => ({ args: ['EVAL', text, n, ...(n === 1 ? ['k-lua'] : n === 2 ? ['k-lua', 'k-lua2'] : []), ...a] })),
   },
   // not the commands that would take the server itself down or away (an admin may; it proves nothing here)
@@ -257,20 +490,65 @@ export type GwCase = GwJsonCase | GwPathCase | GwOtherCase;
 
 const gwBodyArb = (cmd: fc.Arbitrary<Cmd>, route: '/' | 'many'): fc.Arbitrary<GwBody> =>
   fc.oneof(
-    { weight: 10, arbitrary: route === '/' ? cmd.map((c) => ({ t: 'cmd' as const, cmd: c })) : fc.array(cmd, { minLength: 1, maxLength: 6 }).map((cmds) => ({ t: 'cmds' as const, cmds })) },
-    { weight: 1, arbitrary: route === '/' ? fc.array(cmd, { minLength: 1, maxLength: 3 }).map((cmds) => ({ t: 'cmds' as const, cmds })) : cmd.map((c) => ({ t: 'cmd' as const, cmd: c })) },
+    {
+      weight: 10,
+      arbitrary:
+        route === '/'
+          ? cmd.map((c) => ({ t: 'cmd' as const, cmd: c }))
+          : fc.array(cmd, { minLength: 1, maxLength: 6 }).map((cmds) => ({ t: 'cmds' as const, cmds })),
+    },
+    {
+      weight: 1,
+      arbitrary:
+        route === '/'
+          ? fc.array(cmd, { minLength: 1, maxLength: 3 }).map((cmds) => ({ t: 'cmds' as const, cmds }))
+          : cmd.map((c) => ({ t: 'cmd' as const, cmd: c })),
+    },
     { weight: 1, arbitrary: fc.constantFrom(GW_MAX_PIPELINE, GW_MAX_PIPELINE + 1).map((n) => ({ t: 'many' as const, n })) },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((value) => ({ t: 'json' as const, value })) },
-    { weight: 1, arbitrary: fc.constantFrom('', '[', '["PING",1e400]', '["PING",-0]', '[ "ping" ]', '\ufeff["PING"]', '["P\\u0000ING"]', '[[]]', '[["PING"],]', '{"0":"PING"}', '["PING"]\n\n', '[["PING"]]').map((text) => ({ t: 'text' as const, text })) },
-    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 30 }).map((b) => ({ t: 'bytes' as const, bytes: Uint8Array.from([0x5b, 0x22, ...b, 0xfe, 0x22, 0x5d]) })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom(
+          '',
+          '[',
+          '["PING",1e400]',
+          '["PING",-0]',
+          '[ "ping" ]',
+          '\ufeff["PING"]',
+          '["P\\u0000ING"]',
+          '[[]]',
+          '[["PING"],]',
+          '{"0":"PING"}',
+          '["PING"]\n\n',
+          '[["PING"]]',
+        )
+        .map((text) => ({ t: 'text' as const, text })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.uint8Array({ maxLength: 30 }).map((b) => ({ t: 'bytes' as const, bytes: Uint8Array.from([0x5b, 0x22, ...b, 0xfe, 0x22, 0x5d]) })),
+    },
     { weight: 1, arbitrary: fc.constantFrom(0, 1).map((extra) => ({ t: 'huge' as const, extra })) },
   );
 const encodingArb = fc.option(fc.constantFrom('base64', 'BASE64', 'none', 'utf8', ''), { nil: undefined, freq: 2 });
 
 export const gwCaseArb = (cmd: fc.Arbitrary<Cmd>, auth: fc.Arbitrary<GwAuthV>): fc.Arbitrary<GwCase> =>
   fc.oneof(
-    { weight: 4, arbitrary: fc.record({ t: fc.constant('gwjson' as const), route: fc.constant('/' as const), auth, body: gwBodyArb(cmd, '/'), encoding: encodingArb }) },
-    { weight: 3, arbitrary: fc.record({ t: fc.constant('gwjson' as const), route: fc.constantFrom('/pipeline' as const, '/multi-exec' as const), auth, body: gwBodyArb(cmd, 'many'), encoding: encodingArb }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({ t: fc.constant('gwjson' as const), route: fc.constant('/' as const), auth, body: gwBodyArb(cmd, '/'), encoding: encodingArb }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        t: fc.constant('gwjson' as const),
+        route: fc.constantFrom('/pipeline' as const, '/multi-exec' as const),
+        auth,
+        body: gwBodyArb(cmd, 'many'),
+        encoding: encodingArb,
+      }),
+    },
     {
       weight: 4,
       arbitrary: fc.record({
@@ -279,13 +557,25 @@ export const gwCaseArb = (cmd: fc.Arbitrary<Cmd>, auth: fc.Arbitrary<GwAuthV>): 
         auth,
         cmd,
         escape: fc.constantFrom('component' as const, 'all' as const, 'lower' as const, 'latin1' as const),
-        junk: fc.option(fc.record({ at: fc.nat(8), seg: fc.constantFrom('%', '%G0', '%FF', '%E2%82', '%00', '%2F', '%25', '.', '..', '%2E%2E', '%C0%80') }), { nil: undefined, freq: 4 }),
+        junk: fc.option(fc.record({ at: fc.nat(8), seg: fc.constantFrom('%', '%G0', '%FF', '%E2%82', '%00', '%2F', '%25', '.', '..', '%2E%2E', '%C0%80') }), {
+          nil: undefined,
+          freq: 4,
+        }),
         bodyArg: fc.boolean(),
         extraBody: fc.option(bodyArb(64 * 1024), { nil: undefined, freq: 3 }),
         encoding: encodingArb,
       }),
     },
-    { weight: 1, arbitrary: fc.record({ t: fc.constant('gwother' as const), method: fc.constantFrom('PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'PROPFIND', 'GET', 'POST'), auth, segs: fc.array(rawSegArb, { maxLength: 3 }), body: fc.option(bodyArb(1024), { nil: undefined }) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant('gwother' as const),
+        method: fc.constantFrom('PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'PROPFIND', 'GET', 'POST'),
+        auth,
+        segs: fc.array(rawSegArb, { maxLength: 3 }),
+        body: fc.option(bodyArb(1024), { nil: undefined }),
+      }),
+    },
   );
 
 /** A command as the gateway decides it: 400 (not a command), or the policy's verdict. */
@@ -294,7 +584,24 @@ function jsonArgsOk(value: unknown): value is Array<string | number> {
 }
 // command and subcommand names: ASCII only, upper-cased as ASCII (never Unicode case mapping)
 const NAME_RULE = /^[A-Za-z][A-Za-z0-9_.|-]{0,63}$/;
-const CONTAINERS = new Set(['ACL', 'CLIENT', 'CLUSTER', 'COMMAND', 'CONFIG', 'DEBUG', 'FUNCTION', 'LATENCY', 'MEMORY', 'MODULE', 'OBJECT', 'PUBSUB', 'SCRIPT', 'SLOWLOG', 'XGROUP', 'XINFO']);
+const CONTAINERS = new Set([
+  'ACL',
+  'CLIENT',
+  'CLUSTER',
+  'COMMAND',
+  'CONFIG',
+  'DEBUG',
+  'FUNCTION',
+  'LATENCY',
+  'MEMORY',
+  'MODULE',
+  'OBJECT',
+  'PUBSUB',
+  'SCRIPT',
+  'SLOWLOG',
+  'XGROUP',
+  'XINFO',
+]);
 const asName = (arg: Buffer | undefined) => {
   const text = arg === undefined ? '' : arg.toString('latin1');
   return NAME_RULE.test(text) ? text.replace(/[a-z]/g, (ch) => ch.toUpperCase()) : '';
@@ -317,7 +624,10 @@ function escapeArg(arg: string, how: GwPathCase['escape']): string {
   if (how === 'component') return encodeURIComponent(arg);
   // each character below U+0100 as that one byte: a key or id that is not UTF-8
   if (how === 'latin1' && /^[\x00-\xff]*$/.test(arg)) return [...arg].map((ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`).join('');
-  return [...Buffer.from(arg, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).map((e) => (how === 'all' ? e.toUpperCase() : e)).join('');
+  return [...Buffer.from(arg, 'utf8')]
+    .map((b) => `%${b.toString(16).padStart(2, '0')}`)
+    .map((e) => (how === 'all' ? e.toUpperCase() : e))
+    .join('');
 }
 
 function withQuery(path: string, auth: { query?: string }) {
@@ -332,9 +642,15 @@ export function planGateway(c: GwCase, phase: Phase): Plan {
   if (c.t === 'gwother') {
     const path = `/${c.segs.join('/')}`;
     const hasBody = c.body !== undefined && c.method !== 'GET' && c.method !== 'HEAD';
-    const req: Req = { method: c.method, path: withQuery(path, auth), headers: headersOf(authHeaders, undefined), ...(hasBody ? { body: bytesOf(c.body!) } : {}) };
+    const req: Req = {
+      method: c.method,
+      path: withQuery(path, auth),
+      headers: headersOf(authHeaders, undefined),
+      ...(hasBody ? { body: bytesOf(c.body!) } : {}),
+    };
     const base = { label: 'gateway other methods and paths', req, service: 'gateway' as const };
-    if (c.method === 'GET' || c.method === 'POST' || !intact(req.path) || /^\/(healthz|readyz)$/.test(path)) return { ...base, valkey: undefined, writes: () => (isAdmin ? 'maybe' : false) };
+    if (c.method === 'GET' || c.method === 'POST' || !intact(req.path) || /^\/(healthz|readyz)$/.test(path))
+      return { ...base, valkey: undefined, writes: () => (isAdmin ? 'maybe' : false) };
     return { ...base, status: scope ? 405 : 401, valkey: false, writes: () => false };
   }
   const maybeWrites = () => 'maybe' as const;
@@ -364,7 +680,12 @@ export function planGateway(c: GwCase, phase: Phase): Plan {
         body = Buffer.alloc(GW_MAX_BODY + b.extra, 0x20);
         break;
     }
-    const req: Req = { method: 'POST', path: withQuery(c.route, auth), headers: headersOf([...authHeaders, ['Upstash-Encoding', c.encoding], ['Content-Type', 'application/json']], undefined), body };
+    const req: Req = {
+      method: 'POST',
+      path: withQuery(c.route, auth),
+      headers: headersOf([...authHeaders, ['Upstash-Encoding', c.encoding], ['Content-Type', 'application/json']], undefined),
+      body,
+    };
     const label = `gateway POST ${c.route}`;
     const base = { label, req, service: 'gateway' as const };
     const refuse = (status: number): Plan => ({ ...base, status, valkey: false, writes: () => false });
@@ -405,10 +726,16 @@ export function planGateway(c: GwCase, phase: Phase): Plan {
   const path = `/${segs.join('/')}`;
   let body: Buffer | undefined = inBody === undefined ? undefined : Buffer.from(inBody, 'utf8');
   if (c.method === 'POST' && body === undefined && c.extraBody) body = bytesOf(c.extraBody);
-  const req: Req = { method: c.method, path: withQuery(path, auth), headers: headersOf([...authHeaders, ['Upstash-Encoding', c.encoding]], undefined), ...(body ? { body } : {}) };
+  const req: Req = {
+    method: c.method,
+    path: withQuery(path, auth),
+    headers: headersOf([...authHeaders, ['Upstash-Encoding', c.encoding]], undefined),
+    ...(body ? { body } : {}),
+  };
   const base = { label: 'gateway path-style GET|POST /<command>/…', req, service: 'gateway' as const };
   const refuse = (status: number): Plan => ({ ...base, status, valkey: false, writes: () => false });
-  if (!intact(req.path) || /^\/(healthz|readyz|pipeline|multi-exec)?$/.test(path)) return { ...base, valkey: undefined, writes: (ans) => (isAdmin || ans.status === 200 ? 'maybe' : false) };
+  if (!intact(req.path) || /^\/(healthz|readyz|pipeline|multi-exec)?$/.test(path))
+    return { ...base, valkey: undefined, writes: (ans) => (isAdmin || ans.status === 200 ? 'maybe' : false) };
   if (!scope) return refuse(401);
   if (body && body.length > gwCap(scope)) return refuse(413);
   const decoded = pathArgs(path);
@@ -417,7 +744,13 @@ export function planGateway(c: GwCase, phase: Phase): Plan {
   if (decoded.length === 0) return refuse(400);
   const refused = policy(scope, decoded);
   if (refused) return refuse(refused);
-  const enqueue = c.cmd.enqueue && !c.junk && (c.escape !== 'latin1' || /^[\x00-\x7f]*$/.test(args.join(''))) && (inBody !== undefined || c.method === 'GET' || !c.extraBody || bytesOf(c.extraBody).length === 0) ? c.cmd.enqueue : undefined;
+  const enqueue =
+    c.cmd.enqueue &&
+    !c.junk &&
+    (c.escape !== 'latin1' || /^[\x00-\x7f]*$/.test(args.join(''))) &&
+    (inBody !== undefined || c.method === 'GET' || !c.extraBody || bytesOf(c.extraBody).length === 0)
+      ? c.cmd.enqueue
+      : undefined;
   return {
     ...base,
     statuses: [200, 400],
@@ -438,7 +771,27 @@ export const GATEWAY_EXAMPLES: GwCase[] = [
   // a key with the byte 0xFF in a script's error reply: glide could not parse it and dropped
   // the gateway's shared connection, a 503 for every request in flight (lua/*.lua: shown())
   {
-    t: 'gwpath', method: 'POST', auth: { t: 'producer' }, escape: 'latin1', junk: undefined, bodyArg: true, extraBody: undefined, encoding: undefined,
-    cmd: scriptArgs({ sane: false, script: 'enqueue', how: 'eval', q: 'gq-\xff', q2: 'same', id: POOL_IDS[0]!, rowId: POOL_IDS[1]!, numkeys: 'right', payload: 'p', compare: undefined, ttl: undefined, dedup: 'right' }),
+    t: 'gwpath',
+    method: 'POST',
+    auth: { t: 'producer' },
+    escape: 'latin1',
+    junk: undefined,
+    bodyArg: true,
+    extraBody: undefined,
+    encoding: undefined,
+    cmd: scriptArgs({
+      sane: false,
+      script: 'enqueue',
+      how: 'eval',
+      q: 'gq-\xff',
+      q2: 'same',
+      id: POOL_IDS[0]!,
+      rowId: POOL_IDS[1]!,
+      numkeys: 'right',
+      payload: 'p',
+      compare: undefined,
+      ttl: undefined,
+      dedup: 'right',
+    }),
   },
 ];

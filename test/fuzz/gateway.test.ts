@@ -13,15 +13,19 @@ describe(`fuzz the gateway with producer tokens (FUZZ_RUNS=${RUNS})`, () => {
     expect(await stopParts()).toBe(0);
   }, 60_000);
 
-  it('the gateway: /, /pipeline, /multi-exec, path-style; producer and wrong tokens; Valkey up', async () => {
-    await fc.assert(
-      fc.asyncProperty(gwCaseArb(producerCmdArb, gwAuthArb(0)), async (c) => {
-        await runUp(planGateway(c, 'up'), gw.url, 'up', true);
-      }),
-      { ...params(RUNS * 6), examples: GATEWAY_EXAMPLES.map((e) => [e] as [GwCase]) },
-    );
-    expect(await admin.call('EXISTS', 'pwned')).toBe(0);
-    await alive('after the gateway fuzz');
-    if (RUNS >= 20) expect(statusesOf('gateway').get(200)).toBeGreaterThan(0);
-  }, budget(RUNS * 6));
+  it(
+    'the gateway: /, /pipeline, /multi-exec, path-style; producer and wrong tokens; Valkey up',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(gwCaseArb(producerCmdArb, gwAuthArb(0)), async (c) => {
+          await runUp(planGateway(c, 'up'), gw.url, 'up', true);
+        }),
+        { ...params(RUNS * 6), examples: GATEWAY_EXAMPLES.map((e) => [e] as [GwCase]) },
+      );
+      expect(await admin.call('EXISTS', 'pwned')).toBe(0);
+      await alive('after the gateway fuzz');
+      if (RUNS >= 20) expect(statusesOf('gateway').get(200)).toBeGreaterThan(0);
+    },
+    budget(RUNS * 6),
+  );
 });

@@ -253,7 +253,15 @@ export function pathArgs(rawPath: string): Buffer[] | 'bad' {
   for (const s of rawPath.split('/').filter((x) => x !== '')) {
     if (!s.includes('%')) out.push(Buffer.from(s, 'utf8'));
     else if (/%(?![0-9A-Fa-f]{2})/.test(s)) return 'bad';
-    else out.push(Buffer.from(s.replace(/%([0-9A-Fa-f]{2})|([^%]+)/g, (_, hex: string | undefined, text: string | undefined) => (hex ? String.fromCharCode(parseInt(hex, 16)) : Buffer.from(text!, 'utf8').toString('latin1'))), 'latin1'));
+    else
+      out.push(
+        Buffer.from(
+          s.replace(/%([0-9A-Fa-f]{2})|([^%]+)/g, (_, hex: string | undefined, text: string | undefined) =>
+            hex ? String.fromCharCode(parseInt(hex, 16)) : Buffer.from(text!, 'utf8').toString('latin1'),
+          ),
+          'latin1',
+        ),
+      );
   }
   return out;
 }
@@ -262,7 +270,11 @@ export async function checkRow(plan: { req: Req }, ans: Ans, queue: string, id: 
   const row = await admin.hgetall(`emq:{${queue}}:job:${id}`);
   const fields = Object.keys(row).sort().join(',');
   if (fields !== 'attempts,payload,state' || row.state!.toString() !== 'pending' || row.attempts!.toString() !== '0') {
-    violation(plan, ans, `the row of ${queue}/${id} is not a pending job: ${JSON.stringify(Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v.toString('latin1').slice(0, 80)])))}`);
+    violation(
+      plan,
+      ans,
+      `the row of ${queue}/${id} is not a pending job: ${JSON.stringify(Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v.toString('latin1').slice(0, 80)])))}`,
+    );
   }
   if (!row.payload!.equals(payload)) {
     violation(plan, ans, `the stored payload of ${queue}/${id} (${row.payload!.length} bytes) is not the bytes expected (${payload.length})`);
@@ -282,11 +294,20 @@ export function printTallies(file: string) {
     const n = PHASES.reduce((s, p) => s + c.tried[p], 0);
     total += n;
     skipped += c.skipped;
-    const statuses = [...c.statuses.entries()].sort(([a], [b]) => a - b).map(([s, k]) => `${s}×${k}`).join(' ');
-    rows.push(`  ${label.padEnd(44)} ${String(n).padStart(6)}  (${PHASES.map((p) => `${p} ${c.tried[p]}`).join(', ')}${c.skipped ? `, ${c.skipped} not sendable by fetch` : ''})\n  ${''.padEnd(44)}         ${statuses}`);
+    const statuses = [...c.statuses.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([s, k]) => `${s}×${k}`)
+      .join(' ');
+    rows.push(
+      `  ${label.padEnd(44)} ${String(n).padStart(6)}  (${PHASES.map((p) => `${p} ${c.tried[p]}`).join(', ')}${c.skipped ? `, ${c.skipped} not sendable by fetch` : ''})\n  ${''.padEnd(44)}         ${statuses}`,
+    );
   }
   if (knownPoison.length > 0) {
-    rows.push(`  known limitation (admin token only): ${knownPoison.length} request(s) whose non-UTF-8 bytes Valkey echoed in an error reply glide cannot parse (it reconnected); e.g. ${knownPoison[0]}`);
+    rows.push(
+      `  known limitation (admin token only): ${knownPoison.length} request(s) whose non-UTF-8 bytes Valkey echoed in an error reply glide cannot parse (it reconnected); e.g. ${knownPoison[0]}`,
+    );
   }
-  console.log(`fuzz, ${file} (FUZZ_RUNS=${RUNS}${SEED === undefined ? '' : `, FUZZ_SEED=${SEED}`}): cases tried per endpoint\n${rows.join('\n')}\n  ${'total'.padEnd(44)} ${String(total).padStart(6)}${skipped ? ` (+${skipped} fetch would not send)` : ''}`);
+  console.log(
+    `fuzz, ${file} (FUZZ_RUNS=${RUNS}${SEED === undefined ? '' : `, FUZZ_SEED=${SEED}`}): cases tried per endpoint\n${rows.join('\n')}\n  ${'total'.padEnd(44)} ${String(total).padStart(6)}${skipped ? ` (+${skipped} fetch would not send)` : ''}`,
+  );
 }

@@ -5,7 +5,22 @@ import { createHmac } from 'node:crypto';
 import { bodyArb, bytesOf, headerJunk, headersOf, hostileId, printable, rawSegArb, validId, type Alter, type Body } from './arbitraries.js';
 import { jk, model, sha256 } from './model.js';
 import { ID_RULE, KEY_RULE, QUEUE_RULE, B64_RULE, checkRow, intact, param, trimHttp, violation, type Plan, type Req } from './oracle.js';
-import { ALL, MAX_BATCH, MAX_ITEMS, MAX_PAYLOAD, SOME, SOURCES, SOURCE_NAMES, STD_NEW, STD_OLD, TOLERANCE, WT, admin, type SourceName, type Who } from './setup.js';
+import {
+  ALL,
+  MAX_BATCH,
+  MAX_ITEMS,
+  MAX_PAYLOAD,
+  SOME,
+  SOURCES,
+  SOURCE_NAMES,
+  STD_NEW,
+  STD_OLD,
+  TOLERANCE,
+  WT,
+  admin,
+  type SourceName,
+  type Who,
+} from './setup.js';
 
 // ---------------------------------------------------------------- the producer: auth, queues, ids
 
@@ -64,7 +79,10 @@ const segArb: fc.Arbitrary<Seg> = fc.oneof(
       )
       .map((q) => ({ seg: encodeURIComponent(q) })),
   },
-  { weight: 1, arbitrary: fc.constantFrom('%', '%ZZ', '%FF', '%2F', '%2e%2E', '..', '.', '%2541', 'fz-b%00', 'fz-%61.1', '%E2%82', '').map((seg) => ({ seg })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('%', '%ZZ', '%FF', '%2F', '%2e%2E', '..', '.', '%2541', 'fz-b%00', 'fz-%61.1', '%E2%82', '').map((seg) => ({ seg })),
+  },
 );
 
 type IdV = { t: 'fresh'; id: string } | { t: 'known'; n: number; alt: string } | { t: 'raw'; value: string };
@@ -93,9 +111,27 @@ const keyArb: fc.Arbitrary<KeyV> = fc.oneof(
 );
 const keyOf = (k: KeyV) => (k.t === 'pool' ? `key-${k.n}` : k.value);
 
-const contentTypeArb = fc.option(fc.constantFrom('application/json', 'text/plain; charset=utf-8', 'application/octet-stream', 'multipart/form-data; boundary=x', 'x/y', ''), { nil: undefined });
+const contentTypeArb = fc.option(
+  fc.constantFrom('application/json', 'text/plain; charset=utf-8', 'application/octet-stream', 'multipart/form-data; boundary=x', 'x/y', ''),
+  { nil: undefined },
+);
 const extraHeaderArb = fc.option(
-  fc.tuple(fc.constantFrom('X-Fuzz', 'Accept', 'Accept-Encoding', 'Content-Encoding', 'Cookie', 'X-Forwarded-For', 'Range', 'If-None-Match', 'Upstash-Encoding', 'Emq-Region', 'CF-Connecting-IP'), headerJunk),
+  fc.tuple(
+    fc.constantFrom(
+      'X-Fuzz',
+      'Accept',
+      'Accept-Encoding',
+      'Content-Encoding',
+      'Cookie',
+      'X-Forwarded-For',
+      'Range',
+      'If-None-Match',
+      'Upstash-Encoding',
+      'Emq-Region',
+      'CF-Connecting-IP',
+    ),
+    headerJunk,
+  ),
   { nil: undefined },
 );
 
@@ -142,7 +178,15 @@ function planJobs(c: JobsCase): Plan {
   const req: Req = {
     method: 'POST',
     path,
-    headers: headersOf([['Authorization', auth], ['Emq-Job-Id', given], ['Idempotency-Key', key], ['Content-Type', c.contentType]], c.extra),
+    headers: headersOf(
+      [
+        ['Authorization', auth],
+        ['Emq-Job-Id', given],
+        ['Idempotency-Key', key],
+        ['Content-Type', c.contentType],
+      ],
+      c.extra,
+    ),
     body,
   };
   const base = { label: 'producer POST /v1/queues/:queue/jobs', req, service: 'producer' as const };
@@ -160,7 +204,14 @@ function planJobs(c: JobsCase): Plan {
 }
 
 /** POST jobs past every gate: the model of what Valkey holds decides the answer. */
-function planJobsByModel(base: { label: string; req: Req; service: 'producer' }, q: string, who: Who, id: string | undefined, k: string | undefined, body: Buffer): Plan {
+function planJobsByModel(
+  base: { label: string; req: Req; service: 'producer' },
+  q: string,
+  who: Who,
+  id: string | undefined,
+  k: string | undefined,
+  body: Buffer,
+): Plan {
   const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
   if (q === WT) return refuse(409, 'conflict', true);
 
@@ -190,7 +241,15 @@ function planJobsByModel(base: { label: string; req: Req; service: 'producer' },
     async check(ans) {
       const j = ans.json as Record<string, unknown>;
       const verdict = status === 201 ? 'enqueued' : 'duplicate';
-      if (Object.keys(j ?? {}).sort().join(',') !== 'id,queue,verdict' || j.queue !== q || j.verdict !== verdict || typeof j.id !== 'string' || !ID_RULE.test(j.id)) {
+      if (
+        Object.keys(j ?? {})
+          .sort()
+          .join(',') !== 'id,queue,verdict' ||
+        j.queue !== q ||
+        j.verdict !== verdict ||
+        typeof j.id !== 'string' ||
+        !ID_RULE.test(j.id)
+      ) {
         violation(base, ans, `expected {"id","queue":"${q}","verdict":"${verdict}"}`);
       }
       if (expectId !== undefined && j.id !== expectId) violation(base, ans, `expected the id ${expectId}`);
@@ -221,7 +280,14 @@ type DocV =
   | { t: 'huge'; extra: number };
 
 const itemArb: fc.Arbitrary<ItemV> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ t: fc.constant('text' as const), payload: fc.string({ unit: 'grapheme', maxLength: 40 }), id: fc.option(idArb, { nil: undefined }) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      t: fc.constant('text' as const),
+      payload: fc.string({ unit: 'grapheme', maxLength: 40 }),
+      id: fc.option(idArb, { nil: undefined }),
+    }),
+  },
   { weight: 8, arbitrary: fc.record({ t: fc.constant('b64' as const), bytes: fc.uint8Array({ maxLength: 60 }), id: fc.option(idArb, { nil: undefined }) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('sized' as const), size: fc.constantFrom(MAX_PAYLOAD, MAX_PAYLOAD + 1, 30_000), b64: fc.boolean() }) },
   {
@@ -234,13 +300,25 @@ const itemArb: fc.Arbitrary<ItemV> = fc.oneof(
         fc.record({ payloadBase64: fc.jsonValue({ maxDepth: 1 }) }),
         fc.record({ payload: fc.string(), payloadBase64: fc.base64String() }),
         fc.record({ payload: fc.string(), extra: fc.jsonValue({ maxDepth: 1 }) }),
-        fc.constantFrom({}, { id: 'x' }, { payload: 'x', __proto__x: 1 }, JSON.parse('{"payload":"x","__proto__":1}') as unknown, { payload: null }, { payloadBase64: null, payload: 'x' }),
+        fc.constantFrom(
+          {},
+          { id: 'x' },
+          { payload: 'x', __proto__x: 1 },
+          JSON.parse('{"payload":"x","__proto__":1}') as unknown,
+          { payload: null },
+          { payloadBase64: null, payload: 'x' },
+        ),
       ),
     }),
   },
   {
     weight: 1,
-    arbitrary: fc.record({ t: fc.constant('badb64' as const), how: fc.constantFrom('unpadded' as const, 'urlsafe' as const, 'spaced' as const, 'raw' as const), bytes: fc.uint8Array({ minLength: 1, maxLength: 40 }), raw: printable }),
+    arbitrary: fc.record({
+      t: fc.constant('badb64' as const),
+      how: fc.constantFrom('unpadded' as const, 'urlsafe' as const, 'spaced' as const, 'raw' as const),
+      bytes: fc.uint8Array({ minLength: 1, maxLength: 40 }),
+      raw: printable,
+    }),
   },
   { weight: 1, arbitrary: fc.constant({ t: 'lone' as const }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('badid' as const), id: fc.oneof(hostileId, fc.jsonValue({ maxDepth: 1 })) }) },
@@ -253,8 +331,31 @@ const docArb: fc.Arbitrary<DocV> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ t: fc.constant('items' as const), items: fc.array(cleanItemArb, { minLength: 1, maxLength: 8 }) }) },
   { weight: 6, arbitrary: fc.record({ t: fc.constant('items' as const), items: fc.array(itemArb, { minLength: 1, maxLength: 8 }) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('json' as const), value: fc.jsonValue({ maxDepth: 3 }) }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('text' as const), text: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('', '[]', '[{"payload":"x"}', '\ufeff[{"payload":"x"}]', '[{"payload":"\\ud800"}]', '[{"payload":"x"}] ', 'null', '{"payload":"x"}', '[[]]', '[{"payloadBase64":"QQ=="}]')) }) },
-  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => ({ t: 'bytes' as const, bytes: Uint8Array.from([0x5b, 0x22, ...b, 0xff, 0x22, 0x5d]) })) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('text' as const),
+      text: fc.oneof(
+        fc.string({ maxLength: 40 }),
+        fc.constantFrom(
+          '',
+          '[]',
+          '[{"payload":"x"}',
+          '\ufeff[{"payload":"x"}]',
+          '[{"payload":"\\ud800"}]',
+          '[{"payload":"x"}] ',
+          'null',
+          '{"payload":"x"}',
+          '[[]]',
+          '[{"payloadBase64":"QQ=="}]',
+        ),
+      ),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.uint8Array({ maxLength: 40 }).map((b) => ({ t: 'bytes' as const, bytes: Uint8Array.from([0x5b, 0x22, ...b, 0xff, 0x22, 0x5d]) })),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('many' as const), n: fc.constantFrom(MAX_ITEMS, MAX_ITEMS + 1), b64: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('huge' as const), extra: fc.constantFrom(-1, 0, 1, 1000) }) },
 );
@@ -275,7 +376,14 @@ function docBytes(d: DocV, queue: string): Buffer {
         return it.value;
       case 'badb64': {
         const b64 = Buffer.from(it.bytes).toString('base64');
-        const v = it.how === 'unpadded' ? b64.replace(/=+$/, '') : it.how === 'urlsafe' ? b64.replace(/\+/g, '-').replace(/\//g, '_') : it.how === 'spaced' ? `${b64.slice(0, 2)} ${b64.slice(2)}` : it.raw;
+        const v =
+          it.how === 'unpadded'
+            ? b64.replace(/=+$/, '')
+            : it.how === 'urlsafe'
+              ? b64.replace(/\+/g, '-').replace(/\//g, '_')
+              : it.how === 'spaced'
+                ? `${b64.slice(0, 2)} ${b64.slice(2)}`
+                : it.raw;
         return { payloadBase64: v };
       }
       case 'lone':
@@ -294,7 +402,9 @@ function docBytes(d: DocV, queue: string): Buffer {
     case 'bytes':
       return Buffer.from(d.bytes);
     case 'many':
-      return Buffer.from(JSON.stringify(Array.from({ length: d.n }, (_, i) => (d.b64 ? { payloadBase64: Buffer.from(`#${i}`).toString('base64') } : { payload: `#${i}` }))));
+      return Buffer.from(
+        JSON.stringify(Array.from({ length: d.n }, (_, i) => (d.b64 ? { payloadBase64: Buffer.from(`#${i}`).toString('base64') } : { payload: `#${i}` }))),
+      );
     case 'huge': {
       const head = '[{"payload":"';
       const tail = '"}]';
@@ -353,7 +463,18 @@ function planBatch(c: BatchCase): Plan {
   const path = `/v1/queues/${c.queue.seg}/batch`;
   const auth = authHeader(c.auth);
   const body = docBytes(c.doc, param(c.queue.seg));
-  const req: Req = { method: 'POST', path, headers: headersOf([['Authorization', auth], ['Content-Type', c.contentType]], c.extra), body };
+  const req: Req = {
+    method: 'POST',
+    path,
+    headers: headersOf(
+      [
+        ['Authorization', auth],
+        ['Content-Type', c.contentType],
+      ],
+      c.extra,
+    ),
+    body,
+  };
   const base = { label: 'producer POST /v1/queues/:queue/batch', req, service: 'producer' as const };
   if (!intact(path) || c.queue.seg === '') return { ...base, valkey: undefined, writes: () => false };
   const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
@@ -378,13 +499,21 @@ function planBatch(c: BatchCase): Plan {
     writes: () => writes,
     async check(ans) {
       const j = ans.json as { queue?: unknown; results?: Array<{ id?: unknown; verdict?: unknown }> };
-      if (j?.queue !== q || !Array.isArray(j.results) || j.results.length !== expected.length) violation(base, ans, `expected ${expected.length} results for queue ${q}`);
+      if (j?.queue !== q || !Array.isArray(j.results) || j.results.length !== expected.length)
+        violation(base, ans, `expected ${expected.length} results for queue ${q}`);
       for (const [i, e] of expected.entries()) {
         const r = j.results[i]!;
-        if (Object.keys(r).sort().join(',') !== 'id,verdict' || typeof r.id !== 'string' || !ID_RULE.test(r.id) || r.verdict !== e.verdict || (e.id !== undefined && r.id !== e.id)) {
+        if (
+          Object.keys(r).sort().join(',') !== 'id,verdict' ||
+          typeof r.id !== 'string' ||
+          !ID_RULE.test(r.id) ||
+          r.verdict !== e.verdict ||
+          (e.id !== undefined && r.id !== e.id)
+        ) {
           violation(base, ans, `result ${i}: expected ${JSON.stringify({ id: e.id, verdict: e.verdict })}`);
         }
-        const payload = e.verdict === 'enqueued' ? e.bytes : model.jobs.get(jk(q, r.id)) ?? expected.find((x) => x.id === r.id && x.verdict === 'enqueued')!.bytes;
+        const payload =
+          e.verdict === 'enqueued' ? e.bytes : (model.jobs.get(jk(q, r.id)) ?? expected.find((x) => x.id === r.id && x.verdict === 'enqueued')!.bytes);
         await checkRow(base, ans, q, r.id, payload);
       }
       for (const [i, e] of expected.entries()) if (e.verdict === 'enqueued') model.addJob(q, j.results[i]!.id as string, e.bytes);
@@ -433,7 +562,8 @@ function planGet(c: GetCase): Plan {
     valkey: true,
     async check(ans) {
       if (c.head) return;
-      if (JSON.stringify(ans.json) !== JSON.stringify({ id, queue: g.q, state: 'pending', attempts: 0 })) violation(base, ans, 'expected {id, queue, state: pending, attempts: 0}');
+      if (JSON.stringify(ans.json) !== JSON.stringify({ id, queue: g.q, state: 'pending', attempts: 0 }))
+        violation(base, ans, 'expected {id, queue, state: pending, attempts: 0}');
     },
   };
 }
@@ -460,13 +590,43 @@ const hookArb: fc.Arbitrary<HookCase> = fc.record({
   t: fc.constant('hook' as const),
   source: fc.oneof(
     { weight: 12, arbitrary: fc.constantFrom(...SOURCE_NAMES).map((known) => ({ known })) },
-    { weight: 1, arbitrary: fc.oneof(fc.constantFrom('nope', 'GH', 'constructor', '__proto__', 'gh ', 'toString'), fc.string({ maxLength: 10 })).map((unknown) => ({ unknown })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .oneof(fc.constantFrom('nope', 'GH', 'constructor', '__proto__', 'gh ', 'toString'), fc.string({ maxLength: 10 }))
+        .map((unknown) => ({ unknown })),
+    },
   ),
-  mutation: fc.constantFrom<Mutation>('valid', 'valid', 'valid', 'valid', 'tamperBody', 'tamperSig', 'wrongSecret', 'noSig', 'junkSig', 'stale', 'future', 'extraSigs', 'flood'),
+  mutation: fc.constantFrom<Mutation>(
+    'valid',
+    'valid',
+    'valid',
+    'valid',
+    'tamperBody',
+    'tamperSig',
+    'wrongSecret',
+    'noSig',
+    'junkSig',
+    'stale',
+    'future',
+    'extraSigs',
+    'flood',
+  ),
   secret: fc.nat(3),
   // a few pooled bodies: github and hmac dedupe on the body, so a replay needs one sent before
-  body: fc.oneof({ weight: 4, arbitrary: bodyArb(MAX_PAYLOAD) }, { weight: 1, arbitrary: fc.nat(2).map((n) => ({ t: 'text' as const, text: `pooled body ${n}` })) }),
-  stripe: fc.constantFrom('event' as const, 'event' as const, 'event' as const, 'noId' as const, 'idNotString' as const, 'notJson' as const, 'jsonJunk' as const),
+  body: fc.oneof(
+    { weight: 4, arbitrary: bodyArb(MAX_PAYLOAD) },
+    { weight: 1, arbitrary: fc.nat(2).map((n) => ({ t: 'text' as const, text: `pooled body ${n}` })) },
+  ),
+  stripe: fc.constantFrom(
+    'event' as const,
+    'event' as const,
+    'event' as const,
+    'noId' as const,
+    'idNotString' as const,
+    'notJson' as const,
+    'jsonJunk' as const,
+  ),
   jsonJunk: fc.constantFrom('null', '[]', '"evt_1"', '1', 'true', '{"id":""}', '{"id":null}', '{"id":["evt_1"]}', '[{"id":"evt_1"}]'),
   delivery: fc.oneof(
     { weight: 4, arbitrary: fc.record({ t: fc.constant('pool' as const), n: fc.nat(3) }) },
@@ -514,40 +674,70 @@ function planHook(c: HookCase): Plan {
       case 'github': {
         const sig = `sha256=${sign(body).toString('hex')}`;
         if (c.mutation === 'junkSig') sent.set('X-Hub-Signature-256', c.junk);
-        else if (c.mutation === 'flood') sent.set('X-Hub-Signature-256', `${sig},${'00'.repeat(600)}`); // a valid signature buried in a 1.2 KB header
+        else if (c.mutation === 'flood')
+          sent.set('X-Hub-Signature-256', `${sig},${'00'.repeat(600)}`); // a valid signature buried in a 1.2 KB header
         else if (c.mutation !== 'noSig') sent.set('X-Hub-Signature-256', c.mutation === 'extraSigs' ? sig.toUpperCase().replace('SHA256=', 'sha256=') : sig);
         if (delivery !== undefined) sent.set('X-GitHub-Delivery', delivery);
         if (c.event !== undefined) sent.set('X-GitHub-Event', c.event);
         break;
       }
       case 'stripe': {
-        const t = String(now + (c.mutation === 'stale' ? -(TOLERANCE + 100 + Math.abs(c.skew) * 1000) : c.mutation === 'future' ? TOLERANCE + 100 + Math.abs(c.skew) * 1000 : c.skew));
+        const t = String(
+          now +
+            (c.mutation === 'stale'
+              ? -(TOLERANCE + 100 + Math.abs(c.skew) * 1000)
+              : c.mutation === 'future'
+                ? TOLERANCE + 100 + Math.abs(c.skew) * 1000
+                : c.skew),
+        );
         stale = c.mutation === 'stale' || c.mutation === 'future';
-        const ev = c.stripe === 'notJson' || c.stripe === 'jsonJunk' ? undefined : { ...(c.stripe === 'noId' ? {} : { id: c.stripe === 'idNotString' ? 7 : delivery ?? 'evt_default' }), ...(c.event === undefined ? {} : { type: c.event }), object: 'event' };
+        const ev =
+          c.stripe === 'notJson' || c.stripe === 'jsonJunk'
+            ? undefined
+            : {
+                ...(c.stripe === 'noId' ? {} : { id: c.stripe === 'idNotString' ? 7 : (delivery ?? 'evt_default') }),
+                ...(c.event === undefined ? {} : { type: c.event }),
+                object: 'event',
+              };
         body = ev ? Buffer.from(JSON.stringify(ev)) : c.stripe === 'jsonJunk' ? Buffer.from(c.jsonJunk) : Buffer.from(`not json ${body.toString('hex')}`);
-        id = c.stripe === 'event' ? delivery ?? 'evt_default' : undefined;
+        id = c.stripe === 'event' ? (delivery ?? 'evt_default') : undefined;
         invalidDelivery = c.stripe !== 'event';
         event = ev && c.event !== undefined ? c.event : '';
         covered = ev && c.event !== undefined ? ['body', 'delivery', 'event'] : ['body', 'delivery'];
         const sig = sign(Buffer.concat([Buffer.from(`${t}.`), body])).toString('hex');
         // flood: the review's repro, short v1 entries by the thousand around the valid one (15 KB)
         const header =
-          c.mutation === 'extraSigs' ? `t=${t}, v1=${'ab'.repeat(32)},v0=${sig}, v1=${sig}` : c.mutation === 'flood' ? `t=${t},${'v1=00,'.repeat(2500)}v1=${sig}` : `t=${t},v1=${sig}`;
+          c.mutation === 'extraSigs'
+            ? `t=${t}, v1=${'ab'.repeat(32)},v0=${sig}, v1=${sig}`
+            : c.mutation === 'flood'
+              ? `t=${t},${'v1=00,'.repeat(2500)}v1=${sig}`
+              : `t=${t},v1=${sig}`;
         if (c.mutation === 'junkSig') sent.set('Stripe-Signature', c.junk);
         else if (c.mutation !== 'noSig') sent.set('Stripe-Signature', header);
         break;
       }
       case 'standard': {
-        const ts = String(now + (c.mutation === 'stale' ? -(TOLERANCE + 100 + Math.abs(c.skew) * 1000) : c.mutation === 'future' ? TOLERANCE + 100 + Math.abs(c.skew) * 1000 : c.skew));
+        const ts = String(
+          now +
+            (c.mutation === 'stale'
+              ? -(TOLERANCE + 100 + Math.abs(c.skew) * 1000)
+              : c.mutation === 'future'
+                ? TOLERANCE + 100 + Math.abs(c.skew) * 1000
+                : c.skew),
+        );
         stale = c.mutation === 'stale' || c.mutation === 'future';
         if (c.stripe === 'event') body = Buffer.from(JSON.stringify({ ...(c.event === undefined ? {} : { type: c.event }), data: { n: body.length } }));
         else if (c.stripe === 'jsonJunk') body = Buffer.from(c.jsonJunk);
         const key = c.mutation === 'wrongSecret' ? Buffer.from('not-the-secret') : [STD_OLD, STD_NEW][c.secret % 2]!;
-        const mac = createHmac('sha256', key).update(`${delivery ?? ''}.${ts}.`).update(body).digest();
+        const mac = createHmac('sha256', key)
+          .update(`${delivery ?? ''}.${ts}.`)
+          .update(body)
+          .digest();
         const sig = `v1,${(c.mutation === 'tamperSig' ? flip(mac) : mac).toString('base64')}`;
         if (c.mutation === 'junkSig') sent.set('webhook-signature', c.junk);
         else if (c.mutation === 'flood') sent.set('webhook-signature', `${`v1,${Buffer.alloc(32, 7).toString('base64')} `.repeat(6)}${sig}`);
-        else if (c.mutation !== 'noSig') sent.set('webhook-signature', c.mutation === 'extraSigs' ? `v2,${sig.slice(3)} v1,${Buffer.alloc(32, 7).toString('base64')} ${sig}` : sig);
+        else if (c.mutation !== 'noSig')
+          sent.set('webhook-signature', c.mutation === 'extraSigs' ? `v2,${sig.slice(3)} v1,${Buffer.alloc(32, 7).toString('base64')} ${sig}` : sig);
         if (delivery !== undefined) sent.set('webhook-id', delivery);
         sent.set('webhook-timestamp', ts);
         // no webhook-id: nothing identifies what was signed, so the signature cannot verify
@@ -571,7 +761,7 @@ function planHook(c: HookCase): Plan {
         else if (c.mutation !== 'noSig') sent.set(known.signatureHeader, `${prefix}${text}`);
         if (delivery !== undefined) sent.set(known.idHeader, delivery);
         if ('eventHeader' in known && c.event !== undefined) sent.set(known.eventHeader, c.event);
-        event = 'eventHeader' in known ? c.event ?? '' : '';
+        event = 'eventHeader' in known ? (c.event ?? '') : '';
         break;
       }
     }
@@ -604,7 +794,14 @@ function planHook(c: HookCase): Plan {
     writes: () => !original,
     async check(ans) {
       const j = ans.json as Record<string, unknown>;
-      if (Object.keys(j ?? {}).sort().join(',') !== 'id,queue,verdict' || j.queue !== known.queue || j.verdict !== (original ? 'duplicate' : 'enqueued') || typeof j.id !== 'string') {
+      if (
+        Object.keys(j ?? {})
+          .sort()
+          .join(',') !== 'id,queue,verdict' ||
+        j.queue !== known.queue ||
+        j.verdict !== (original ? 'duplicate' : 'enqueued') ||
+        typeof j.id !== 'string'
+      ) {
         violation(base, ans, 'expected {"id","queue","verdict"}');
       }
       if (original && j.id !== original) violation(base, ans, `a redelivery answered ${String(j.id)}, not the original ${original}`);
@@ -616,8 +813,10 @@ function planHook(c: HookCase): Plan {
       }
       const env = JSON.parse(row.payload.toString('utf8')) as Record<string, unknown>;
       const want = { v: 1, source: name, kind: known.kind, event, delivery: id, contentType, signed: covered };
-      for (const [k, v] of Object.entries(want)) if (JSON.stringify(env[k]) !== JSON.stringify(v)) violation(base, ans, `the envelope's ${k} is ${JSON.stringify(env[k])}, not ${JSON.stringify(v)}`);
-      if (!Buffer.from(String(env.body), 'base64').equals(body) || Buffer.from(body).toString('base64') !== env.body) violation(base, ans, 'the envelope does not give the exact body back');
+      for (const [k, v] of Object.entries(want))
+        if (JSON.stringify(env[k]) !== JSON.stringify(v)) violation(base, ans, `the envelope's ${k} is ${JSON.stringify(env[k])}, not ${JSON.stringify(v)}`);
+      if (!Buffer.from(String(env.body), 'base64').equals(body) || Buffer.from(body).toString('base64') !== env.body)
+        violation(base, ans, 'the envelope does not give the exact body back');
       if (!(Math.abs(Date.parse(String(env.receivedAt)) - Date.now()) < 60_000)) violation(base, ans, `receivedAt ${String(env.receivedAt)}`);
       await checkRow(base, ans, known.queue, j.id as string, row.payload);
       model.addJob(known.queue, j.id as string, row.payload);
@@ -648,9 +847,15 @@ const otherArb: fc.Arbitrary<OtherCase> = fc.record({
 function planOther(c: OtherCase): Plan {
   const path = `${c.prefix}/${c.segs.join('/')}`;
   const hasBody = c.body !== undefined && c.method !== 'GET' && c.method !== 'HEAD';
-  const req: Req = { method: c.method, path, headers: headersOf([['Authorization', authHeader(c.auth)]], undefined), ...(hasBody ? { body: bytesOf(c.body!) } : {}) };
+  const req: Req = {
+    method: c.method,
+    path,
+    headers: headersOf([['Authorization', authHeader(c.auth)]], undefined),
+    ...(hasBody ? { body: bytesOf(c.body!) } : {}),
+  };
   const base = { label: 'producer any other request', req, service: 'producer' as const };
-  if ((c.method === 'GET' || c.method === 'HEAD') && (path === '/healthz' || path === '/readyz')) return { ...base, status: 200, valkey: path === '/readyz', writes: () => false };
+  if ((c.method === 'GET' || c.method === 'HEAD') && (path === '/healthz' || path === '/readyz'))
+    return { ...base, status: 200, valkey: path === '/readyz', writes: () => false };
   // a POST may hit a write route by chance: then it must answer like one
   return {
     ...base,
@@ -662,10 +867,11 @@ function planOther(c: OtherCase): Plan {
       for (const id of j?.results?.map((r) => r.id) ?? (j?.id ? [j.id] : [])) {
         if (!(await admin.hgetall(`emq:{${String(j.queue)}}:job:${id}`)).payload) violation(base, ans, `a 2xx naming ${id}, which is not there`);
       }
-      if (j?.queue) for (const id of j.results?.map((r) => r.id) ?? (j.id ? [j.id] : [])) {
-        const row = await admin.hgetall(`emq:{${j.queue}}:job:${id}`);
-        model.addJob(j.queue, id, row.payload!);
-      }
+      if (j?.queue)
+        for (const id of j.results?.map((r) => r.id) ?? (j.id ? [j.id] : [])) {
+          const row = await admin.hgetall(`emq:{${j.queue}}:job:${id}`);
+          model.addJob(j.queue, id, row.payload!);
+        }
     },
   };
 }
@@ -697,17 +903,65 @@ export const producerArb: fc.Arbitrary<ProducerCase> = fc.oneof(
 
 const ok: AuthV = { t: 'ok', who: 'all' };
 const hook = (over: Partial<HookCase>): HookCase => ({
-  t: 'hook', source: { known: 'gh' }, mutation: 'valid', secret: 0, body: { t: 'bytes', bytes: new Uint8Array([1, 2]) }, stripe: 'event', jsonJunk: 'null',
-  delivery: { t: 'fresh', value: 'regression' }, event: undefined, skew: 0, junk: '', contentType: undefined, extra: undefined, ...over,
+  t: 'hook',
+  source: { known: 'gh' },
+  mutation: 'valid',
+  secret: 0,
+  body: { t: 'bytes', bytes: new Uint8Array([1, 2]) },
+  stripe: 'event',
+  jsonJunk: 'null',
+  delivery: { t: 'fresh', value: 'regression' },
+  event: undefined,
+  skew: 0,
+  junk: '',
+  contentType: undefined,
+  extra: undefined,
+  ...over,
 });
 export const PRODUCER_EXAMPLES: ProducerCase[] = [
   // an Idempotency-Key's payload went into the REST path (it was not @enqueue-once's last
   // argument): past 16 KiB the gateway answered 431 (a 502 here) or cut the reply (a 500);
   // then non-UTF-8 bytes past ~2.6 KB had no REST form (400) until the payload went last
-  { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 0 }, contentType: undefined, body: { t: 'sized', size: 6392, fill: 'mixed' }, extra: undefined },
-  { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 1 }, contentType: undefined, body: { t: 'sized', size: 40_000, fill: 'ascii' }, extra: undefined },
-  { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 2 }, contentType: undefined, body: { t: 'sized', size: 2_000, fill: 'ff' }, extra: undefined },
-  { t: 'jobs', auth: ok, queue: { seg: 'fz-a.1' }, id: undefined, key: { t: 'pool', n: 3 }, contentType: undefined, body: { t: 'sized', size: 40_000, fill: 'ff' }, extra: undefined },
+  {
+    t: 'jobs',
+    auth: ok,
+    queue: { seg: 'fz-a.1' },
+    id: undefined,
+    key: { t: 'pool', n: 0 },
+    contentType: undefined,
+    body: { t: 'sized', size: 6392, fill: 'mixed' },
+    extra: undefined,
+  },
+  {
+    t: 'jobs',
+    auth: ok,
+    queue: { seg: 'fz-a.1' },
+    id: undefined,
+    key: { t: 'pool', n: 1 },
+    contentType: undefined,
+    body: { t: 'sized', size: 40_000, fill: 'ascii' },
+    extra: undefined,
+  },
+  {
+    t: 'jobs',
+    auth: ok,
+    queue: { seg: 'fz-a.1' },
+    id: undefined,
+    key: { t: 'pool', n: 2 },
+    contentType: undefined,
+    body: { t: 'sized', size: 2_000, fill: 'ff' },
+    extra: undefined,
+  },
+  {
+    t: 'jobs',
+    auth: ok,
+    queue: { seg: 'fz-a.1' },
+    id: undefined,
+    key: { t: 'pool', n: 3 },
+    contentType: undefined,
+    body: { t: 'sized', size: 40_000, fill: 'ff' },
+    extra: undefined,
+  },
   // a webhook's envelope is @enqueue-once's payload too
   hook({ body: { t: 'sized', size: 40_000, fill: 'mixed' }, delivery: { t: 'fresh', value: 'regression-big' } }),
   hook({ source: { known: 'st' }, stripe: 'jsonJunk', jsonJunk: 'null' }),

@@ -55,8 +55,24 @@ export const SOURCES = {
   gh: { kind: 'github', secrets: ['gh-old-secret-0123456789', 'gh-new-secret-0123456789'], queue: 'fz-hooks' },
   st: { kind: 'stripe', secrets: ['whsec_st_old-0123456789', 'whsec_st_new-0123456789'], queue: 'fz-hooks', toleranceSeconds: 300 },
   sw: { kind: 'standard', secrets: [`whsec_${STD_OLD.toString('base64')}`, `whsec_${STD_NEW.toString('base64')}`], queue: 'fz-hooks' },
-  hx: { kind: 'hmac', secrets: ['hx-secret-0123456789'], queue: 'fz-hooks', signatureHeader: 'X-Sig', encoding: 'hex', signaturePrefix: 'sha256=', idHeader: 'X-Delivery', eventHeader: 'X-Event' },
-  hb: { kind: 'hmac', secrets: ['hb-secret-1-0123456789', 'hb-secret-2-0123456789'], queue: 'fz-hooks2', signatureHeader: 'X-Sig-B64', encoding: 'base64', idHeader: 'X-Id' },
+  hx: {
+    kind: 'hmac',
+    secrets: ['hx-secret-0123456789'],
+    queue: 'fz-hooks',
+    signatureHeader: 'X-Sig',
+    encoding: 'hex',
+    signaturePrefix: 'sha256=',
+    idHeader: 'X-Delivery',
+    eventHeader: 'X-Event',
+  },
+  hb: {
+    kind: 'hmac',
+    secrets: ['hb-secret-1-0123456789', 'hb-secret-2-0123456789'],
+    queue: 'fz-hooks2',
+    signatureHeader: 'X-Sig-B64',
+    encoding: 'base64',
+    idHeader: 'X-Id',
+  },
   wt: { kind: 'github', secrets: ['wt-secret-0123456789'], queue: WT },
 } as const;
 export type SourceName = keyof typeof SOURCES;
@@ -201,7 +217,10 @@ export async function adminBack(ms: number) {
   const deadline = Date.now() + ms;
   let status = 0;
   while (Date.now() < deadline) {
-    status = await fetch(`${gw.url}/ping`, { headers: { Authorization: `Bearer ${gw.admin}` } }).then((r) => r.status, () => 0);
+    status = await fetch(`${gw.url}/ping`, { headers: { Authorization: `Bearer ${gw.admin}` } }).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -212,7 +231,10 @@ export async function waitReady(url: string, ms: number) {
   const deadline = Date.now() + ms;
   let status = 0;
   while (Date.now() < deadline) {
-    status = await fetch(url).then((r) => r.status, () => 0);
+    status = await fetch(url).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) return;
     await new Promise((r) => setTimeout(r, 200));
   }

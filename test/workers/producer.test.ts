@@ -101,7 +101,9 @@ describe('producer Worker in workerd', () => {
   it('POST batch: 1,000 items in one request, verdicts in request order, text and base64 exact', async () => {
     const q = fresh();
     const ids = Array.from({ length: 999 }, () => mintId());
-    const items: Array<Record<string, string>> = ids.map((id, i) => (i % 2 ? { id, payload: `job ${i} ✓` } : { id, payloadBase64: btoa(String.fromCharCode(0, 255, i % 256)) }));
+    const items: Array<Record<string, string>> = ids.map((id, i) =>
+      i % 2 ? { id, payload: `job ${i} ✓` } : { id, payloadBase64: btoa(String.fromCharCode(0, 255, i % 256)) },
+    );
     items.push({ id: ids[0]!, payload: 'a repeat' });
     const res = await send(`/v1/queues/${q}/batch`, { method: 'POST', body: JSON.stringify(items) });
     expect(res.status).toBe(200);
@@ -149,14 +151,26 @@ describe('producer Worker in workerd', () => {
       await expectProblem(await send(`/v1/queues/${encodeURIComponent('a{b}')}/jobs`, { method: 'POST', body: 'x' }), 400, 'invalid_queue');
       expect(await footprint('a{b}')).toEqual([]);
       const q = fresh();
-      const bad = await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'JOBnope' } }), 400, 'invalid_id');
+      const bad = await expectProblem(
+        await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'JOBnope' } }),
+        400,
+        'invalid_id',
+      );
       expect(bad.detail).toMatch(/7 characters long; a branded id is exactly 14/);
       await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'task-1' } }), 400, 'invalid_id');
       // the old 29-character format is not a branded id
-      const old = await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'JOB01m8ktkzg6eaatm9sqpt0r51n2' } }), 400, 'invalid_id');
+      const old = await expectProblem(
+        await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'JOB01m8ktkzg6eaatm9sqpt0r51n2' } }),
+        400,
+        'invalid_id',
+      );
       expect(old.detail).toMatch(/29 characters long/);
       // shape first, kind second: a well-formed id of another namespace is the wire's EMQKIND refusal
-      const kind = await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'ORD0NgWEfAEJfs' } }), 400, 'invalid_id');
+      const kind = await expectProblem(
+        await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers: { 'Emq-Job-Id': 'ORD0NgWEfAEJfs' } }),
+        400,
+        'invalid_id',
+      );
       expect(kind.detail).toMatch(/^EMQKIND: .*namespace ORD; a job id must be JOB-namespaced/);
       const kindGet = await expectProblem(await send(`/v1/queues/${q}/jobs/ORD0NgWEfAEJfs`), 400, 'invalid_id');
       expect(kindGet.detail).toMatch(/^EMQKIND: /);
@@ -225,7 +239,9 @@ describe('producer Worker in workerd', () => {
       for (const EMQ_TOKENS of [undefined, 'not json', '[{"token":"short","queues":["*"]}]']) {
         const env = { ...base, EMQ_TOKENS };
         const broken = producerFor(env);
-        const res = await Promise.resolve(broken.fetch(new Request('http://producer/v1/queues/q/jobs', { method: 'POST', body: 'x', headers: { Authorization: `Bearer ${TOKEN}` } }), env));
+        const res = await Promise.resolve(
+          broken.fetch(new Request('http://producer/v1/queues/q/jobs', { method: 'POST', body: 'x', headers: { Authorization: `Bearer ${TOKEN}` } }), env),
+        );
         const p = await expectProblem(res, 500, 'misconfigured');
         expect(JSON.stringify(p)).not.toContain(TOKEN);
         expect(p.detail).toMatch(/EMQ_TOKENS/);
@@ -235,13 +251,20 @@ describe('producer Worker in workerd', () => {
 
   it('a webhook verified with Web Crypto inside workerd: 201, a redelivery 200 duplicate, a bad signature 401 writing nothing', async () => {
     const q = fresh('hook');
-    const env = { ...base, EMQ_SOURCES: JSON.stringify({ hk: { kind: 'hmac', secrets: ['edge-secret-0123456789'], queue: q, signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' } }) };
+    const env = {
+      ...base,
+      EMQ_SOURCES: JSON.stringify({
+        hk: { kind: 'hmac', secrets: ['edge-secret-0123456789'], queue: q, signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' },
+      }),
+    };
     const hooks = producerFor(env);
     const key = await crypto.subtle.importKey('raw', new TextEncoder().encode('edge-secret-0123456789'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
     const body = new Uint8Array([0xff, 0x00, 0x7b, 0x7d]);
     const sig = [...new Uint8Array(await crypto.subtle.sign('HMAC', key, body))].map((b) => b.toString(16).padStart(2, '0')).join('');
     const deliver = (signature: string) =>
-      Promise.resolve(hooks.fetch(new Request('http://producer/v1/webhooks/hk', { method: 'POST', body, headers: { 'X-Sig': signature, 'X-Id': 'delivery-7' } }), env));
+      Promise.resolve(
+        hooks.fetch(new Request('http://producer/v1/webhooks/hk', { method: 'POST', body, headers: { 'X-Sig': signature, 'X-Id': 'delivery-7' } }), env),
+      );
     await expectProblem(await deliver('00'.repeat(32)), 401, 'invalid_signature');
     expect(await footprint(q)).toEqual([]);
     const first = await deliver(sig);
@@ -259,7 +282,7 @@ describe('producer Worker in workerd', () => {
     expect([...Uint8Array.from(atob(envelope.body), (c) => c.charCodeAt(0))]).toEqual([...body]);
   });
 
-  it('Idempotency-Key in workerd: 201 then 200 duplicate; only the row, the pending set and the library\'s de: key are written', async () => {
+  it("Idempotency-Key in workerd: 201 then 200 duplicate; only the row, the pending set and the library's de: key are written", async () => {
     const q = fresh('idem');
     const post = (body: string) => send(`/v1/queues/${q}/jobs`, { method: 'POST', body, headers: { 'Idempotency-Key': 'order-77' } });
     const first = await post('one');

@@ -14,7 +14,6 @@ import type { Source } from './sources.js';
 import type { Delivery } from './verify.js';
 import { toBase64 } from '../../../shared/base64.js';
 
-
 export function envelope(source: Source, delivery: Delivery, contentType: string, body: Uint8Array, now = Date.now()): string {
   return JSON.stringify({
     v: 1,

@@ -57,7 +57,12 @@ export function parseSources(spec: string | undefined, dedupeTtlSeconds = 7 * 24
     const s = (value ?? {}) as Record<string, unknown>;
     const where = `EMQ_SOURCES.${name}`;
     if (!KINDS.has(s.kind as SourceKind)) throw new Error(`${where}.kind must be github, stripe, standard or hmac`);
-    if (!Array.isArray(s.secrets) || s.secrets.length === 0 || s.secrets.length > MAX_SECRETS || !s.secrets.every((x) => typeof x === 'string' && x.length > 0)) {
+    if (
+      !Array.isArray(s.secrets) ||
+      s.secrets.length === 0 ||
+      s.secrets.length > MAX_SECRETS ||
+      !s.secrets.every((x) => typeof x === 'string' && x.length > 0)
+    ) {
       throw new Error(`${where}.secrets must be an array of 1 to ${MAX_SECRETS} strings`);
     }
     const keys = (s.secrets as string[]).map((secret, i) => secretBytes(s.kind as SourceKind, secret, `${where}.secrets[${i}]`));
@@ -70,7 +75,14 @@ export function parseSources(spec: string | undefined, dedupeTtlSeconds = 7 * 24
     if (typeof tolerance !== 'number' || !(tolerance > 0)) throw new Error(`${where}.toleranceSeconds must be a positive number`);
     // a delivery older than its dedup key could be replayed once the key expired
     if (tolerance >= dedupeTtlSeconds) throw new Error(`${where}.toleranceSeconds must be below EMQ_DEDUPE_TTL_SECONDS`);
-    const source: Source = { name, kind: s.kind as SourceKind, secrets: s.secrets as string[], secretBytes: keys, queue: s.queue as string, toleranceSeconds: tolerance };
+    const source: Source = {
+      name,
+      kind: s.kind as SourceKind,
+      secrets: s.secrets as string[],
+      secretBytes: keys,
+      queue: s.queue as string,
+      toleranceSeconds: tolerance,
+    };
     if (source.kind === 'hmac') {
       for (const field of ['signatureHeader', 'idHeader'] as const) {
         if (typeof s[field] !== 'string' || !s[field]) throw new Error(`${where}.${field} is required for kind hmac`);

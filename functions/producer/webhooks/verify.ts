@@ -34,7 +34,6 @@ function fromHex(text: string): Uint8Array | undefined {
   return Uint8Array.from(text.match(/../g)!, (h) => parseInt(h, 16));
 }
 
-
 // (the casts: some lib typings give TextEncoder's output an ArrayBufferLike; it is an ArrayBuffer)
 type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -89,7 +88,7 @@ function signatureHeader(headers: Headers, name: string): string | Refusal {
 }
 
 function checkTime(seconds: number, source: Source, now: number): Refusal | undefined {
-  if (!Number.isFinite(seconds)) return badSignature('the signature\'s timestamp is missing or not a number');
+  if (!Number.isFinite(seconds)) return badSignature("the signature's timestamp is missing or not a number");
   const skew = now / 1000 - seconds;
   if (Math.abs(skew) > source.toleranceSeconds) {
     return {
