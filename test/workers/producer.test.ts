@@ -335,6 +335,15 @@ describe('producer Worker in workerd', () => {
     expect(claimed.map((c) => c?.group)).toEqual([A, B, A, B]);
     expect(claimed.map((c) => c?.id)).toEqual([ids[0], ids[2], ids[1], ids[3]]);
 
+    // Emq-Group with Idempotency-Key: @genqueue-once through the gateway
+    const once = { 'Emq-Group': A, 'Idempotency-Key': 'lane-1' };
+    const first = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'once', headers: once });
+    expect(first.status).toBe(201);
+    const onceId = ((await first.json()) as { id: string }).id;
+    const repeat = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'once', headers: once });
+    expect([repeat.status, ((await repeat.json()) as { id: string }).id]).toEqual([200, onceId]);
+    expect(await consumer.gclaim()).toMatchObject({ id: onceId, group: A });
+
     const headers = { 'Emq-Group': B, 'Emq-Delay': '100ms', 'Idempotency-Key': 'late-1' };
     const late = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'late', headers });
     expect(late.status).toBe(201);
