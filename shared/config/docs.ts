@@ -41,7 +41,7 @@ export function kindText(v: Variable): string {
     case 'region':
       return "region name (lowercase words joined by '-')";
     case 'duration':
-      return `duration: a whole number with a unit \`ms\`, \`s\`, \`m\`, \`h\` or \`d\`, up to ${durationText(k.max)}`;
+      return `duration: a whole number with a unit \`ms\`, \`s\`, \`m\`, \`h\` or \`d\`, up to ${durationText(k.max)} (${k.max / 31_557_600_000} years of 365.25 days)`;
   }
 }
 
