@@ -6,6 +6,7 @@ import { startGateway } from '../functions/gateway/server.js';
 import { startProducer } from '../functions/producer/node.js';
 import { ConfigError } from '../shared/config/parse.js';
 import { enqueueConfigFrom, idConfigFrom } from './config.js';
+import { parseDuration, parseTime } from '../shared/duration.js';
 import {
   ConnectionError,
   RefusalError,
@@ -14,7 +15,12 @@ import {
   decodeId,
   drawNode,
   enqueue,
+  enqueueGrouped,
+  enqueueGroupedMany,
   enqueueNew,
+  schedule,
+  scheduleMany,
+  validateGroup,
   setMinter,
   validateId,
   validateQueue,
@@ -26,8 +32,12 @@ const USAGE = `usage:
                                                 JSON line: namespace, snowflake, unixMs, node, seq
   emq gateway                                   run the REST gateway (see functions/gateway/server.ts)
   emq producer                                  run the producer app on Node (see functions/producer/node.ts)
-  emq enqueue <queue> [--id <id>] [--url <url>] enqueue stdin's bytes as one job
+  emq enqueue <queue> [--id <id>] [--url <url>] [--group <G>] [--delay <D> | --not-before <T>]
+                                                enqueue stdin's bytes as one job
       --url defaults to $VALKEY_URL (redis://, rediss://, valkey://, valkeys://)
+      --group: a lane, named by a branded id (e.g. PRT0KHTOWnGLuC)
+      --delay: a whole number with a unit ms, s, m, h or d (e.g. 30s); --not-before: an
+      RFC 3339 time or Unix ms; either schedules the job (verdict "scheduled")
       refused (exit 1) while Valkey's {emq}:version is not $EMQ_WIRE_VERSION (default echomq:3.0.0)
       prints {"queue","id","verdict"} as one JSON line
 ids carry the node id EMQ_NODE_ID (0-1023) pins, else one drawn from EMQ_NODE_IDS (default 0-1023)
@@ -47,7 +57,7 @@ async function readStdin(): Promise<Uint8Array> {
 async function enqueueCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { id: { type: 'string' }, url: { type: 'string' } },
+    options: { id: { type: 'string' }, url: { type: 'string' }, group: { type: 'string' }, delay: { type: 'string' }, 'not-before': { type: 'string' } },
     allowPositionals: true,
     strict: true,
   });
@@ -55,14 +65,37 @@ async function enqueueCommand(argv: string[]): Promise<void> {
   const queue = positionals[0]!;
   validateQueue(queue);
   if (values.id !== undefined) validateId(values.id);
+  const { group, delay } = values;
+  const notBefore = values['not-before'];
+  if (group !== undefined) validateGroup(group);
+  if (delay !== undefined && notBefore !== undefined) throw new UsageError('pass --delay or --not-before, not both');
+  const when = (() => {
+    try {
+      if (delay !== undefined) return { inMs: parseDuration(delay), group };
+      if (notBefore !== undefined) return { at: parseTime(notBefore), group };
+    } catch (err) {
+      throw new UsageError(`${delay !== undefined ? '--delay' : '--not-before'}: ${(err as Error).message}`);
+    }
+    return undefined;
+  })();
   const { url, wireVersion } = enqueueConfigFrom(process.env, values.url);
   if (!url) throw new UsageError('no server: pass --url or set VALKEY_URL');
   const payload = await readStdin();
   const connection = await connectGlide({ url, wireVersion });
   try {
-    // a minted id answered duplicate collided with another minter: enqueueNew mints again
-    const [id, verdict] =
-      values.id !== undefined ? [values.id, await enqueue(connection, queue, values.id, payload)] : [await enqueueNew(connection, queue, payload), 'enqueued'];
+    // a minted id answered duplicate collided with another minter: enqueueNew (and the
+    // Many functions, for one job) mint again
+    const given = values.id;
+    let id: string;
+    let verdict: string;
+    if (when) {
+      if (given !== undefined) [id, verdict] = [given, await schedule(connection, queue, given, payload, when)];
+      else ({ id, verdict } = (await scheduleMany(connection, queue, [{ payload, ...when }]))[0]!);
+    } else if (group !== undefined) {
+      if (given !== undefined) [id, verdict] = [given, await enqueueGrouped(connection, queue, group, given, payload)];
+      else ({ id, verdict } = (await enqueueGroupedMany(connection, queue, [{ group, payload }]))[0]!);
+    } else if (given !== undefined) [id, verdict] = [given, await enqueue(connection, queue, given, payload)];
+    else [id, verdict] = [await enqueueNew(connection, queue, payload), 'enqueued'];
     process.stdout.write(`${JSON.stringify({ queue, id, verdict })}\n`);
   } finally {
     await connection.close();
@@ -136,7 +169,7 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(command ? `unknown command "${command}"` : 'no command');
     }
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof RangeError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`emq: ${(err as Error).message}\n${USAGE}\n`);
       return 2;
     }

@@ -43,10 +43,34 @@ function nodeIdOf(given: number | undefined): number {
   }
 }
 
+/** What an enqueue answers: `scheduled` for a job with a delay or a not-before time. */
+export type EnqueueVerdict = Verdict | 'scheduled';
+
 export interface EnqueueResult {
   id: string;
   queue: string;
-  verdict: Verdict;
+  verdict: EnqueueVerdict;
+}
+
+/**
+ * Where and when a job is admitted. `group`: a lane, named by a branded id (sent as
+ * Emq-Group). `delay`: `<n><unit>` (ms, s, m, h or d), or a number of ms (Emq-Delay);
+ * `notBefore`: a Date, Unix ms, or an RFC 3339 string (Emq-Not-Before); at most one of the two.
+ * The producer checks them (400 invalid_delay, invalid_not_before, invalid_group).
+ */
+export interface PlacementOptions {
+  group?: string;
+  delay?: string | number;
+  notBefore?: Date | number | string;
+}
+
+/** The placement as the producer reads it: the header values, or a batch item's fields. */
+function placementFields({ group, delay, notBefore }: PlacementOptions): { group?: string; delay?: string; notBefore?: string } {
+  const out: { group?: string; delay?: string; notBefore?: string } = {};
+  if (group !== undefined) out.group = group;
+  if (delay !== undefined) out.delay = typeof delay === 'number' ? `${delay}ms` : delay;
+  if (notBefore !== undefined) out.notBefore = notBefore instanceof Date ? notBefore.toISOString() : String(notBefore);
+  return out;
 }
 
 /** The producer refused the request: `code` is the problem document's stable code. */
@@ -142,13 +166,19 @@ export function createProducerClient({
   }
 
   return {
-    /** Enqueues one job; its id is minted here unless given. */
-    async enqueue(queue: string, payload: Payload, options: { id?: string } = {}): Promise<EnqueueResult> {
+    /** Enqueues one job (into a lane with `group`; scheduled with `delay` or `notBefore`); its id is minted here unless given. */
+    async enqueue(queue: string, payload: Payload, options: { id?: string } & PlacementOptions = {}): Promise<EnqueueResult> {
+      const { group, delay, notBefore } = placementFields(options);
+      const placement: Record<string, string> = {
+        ...(group !== undefined && { 'Emq-Group': group }),
+        ...(delay !== undefined && { 'Emq-Delay': delay }),
+        ...(notBefore !== undefined && { 'Emq-Not-Before': notBefore }),
+      };
       for (let tries = 1; ; tries++) {
         const id = options.id ?? (tries === 1 ? mint() : remint(mint));
         const { body, first } = await send(`${queuePath(queue)}/jobs`, {
           method: 'POST',
-          headers: { 'Emq-Job-Id': id, 'Content-Type': 'application/octet-stream' },
+          headers: { 'Emq-Job-Id': id, 'Content-Type': 'application/octet-stream', ...placement },
           body: typeof payload === 'string' ? payload : (payload as NonNullable<RequestInit['body']>),
         });
         const result = body as EnqueueResult;
@@ -158,18 +188,21 @@ export function createProducerClient({
       }
     },
 
-    /** Enqueues up to 1,000 jobs in one request; a verdict per job, in order. */
-    async enqueueMany(queue: string, jobs: ReadonlyArray<{ payload: Payload; id?: string }>): Promise<Array<{ id: string; verdict: Verdict }>> {
+    /** Enqueues up to 1,000 jobs in one request, each with its own placement; a verdict per job, in order. */
+    async enqueueMany(
+      queue: string,
+      jobs: ReadonlyArray<{ payload: Payload; id?: string } & PlacementOptions>,
+    ): Promise<Array<{ id: string; verdict: EnqueueVerdict }>> {
       const ids = jobs.map((j) => j.id ?? mint());
-      const results: Array<{ id: string; verdict: Verdict }> = [];
+      const results: Array<{ id: string; verdict: EnqueueVerdict }> = [];
       let pending = jobs.map((_, i) => i); // the jobs still to send, by index
       for (let tries = 1; pending.length > 0; tries++) {
         const { body, first } = await send(`${queuePath(queue)}/batch`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify(pending.map((i) => item(ids[i]!, jobs[i]!.payload))),
+          body: JSON.stringify(pending.map((i) => ({ ...item(ids[i]!, jobs[i]!.payload), ...placementFields(jobs[i]!) }))),
         });
-        const answered = (body as { results: Array<{ id: string; verdict: Verdict }> }).results;
+        const answered = (body as { results: Array<{ id: string; verdict: EnqueueVerdict }> }).results;
         const collided: number[] = [];
         pending.forEach((i, k) => {
           if (first && jobs[i]!.id === undefined && answered[k]!.verdict === 'duplicate') collided.push(i);

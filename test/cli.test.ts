@@ -6,6 +6,7 @@ import { decodeId, mintId } from '../shared/index.js';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { emq } from './support/cli.js';
+import { libraryConsumer } from './support/consumer.js';
 
 describe('emq', () => {
   const url = inject('servers')[0]!.url;
@@ -110,6 +111,12 @@ describe('emq', () => {
     ['no server named', ['enqueue', 'QUEUE'], /no server: pass --url or set VALKEY_URL/],
     ['an unknown option', ['enqueue', 'QUEUE', '--ids', 'x'], /Unknown option/],
     ['an unknown command', ['dequeue'], /unknown command "dequeue"/],
+    ['--delay without a unit', ['enqueue', 'QUEUE', '--delay', '100'], /--delay: a delay needs a unit/],
+    ['--delay negative', ['enqueue', 'QUEUE', '--delay=-1s'], /--delay: a delay cannot be negative/],
+    ['--delay beyond ten years', ['enqueue', 'QUEUE', '--delay', '4000d'], /inMs must be a whole number of ms from 0/],
+    ['--not-before not a time', ['enqueue', 'QUEUE', '--not-before', 'soon'], /--not-before: a time is RFC 3339/],
+    ['--delay and --not-before', ['enqueue', 'QUEUE', '--delay', '1s', '--not-before', '0'], /--delay or --not-before, not both/],
+    ['--group not a branded id', ['enqueue', 'QUEUE', '--group', 'tenant-a'], /refused \(invalid_id\): group "tenant-a"/],
   ])('refuses %s: exit 2, a clear message, nothing written', async (what, args, why) => {
     const q = freshQueue();
     const env = what === 'no server named' ? {} : { VALKEY_URL: url };
@@ -122,6 +129,27 @@ describe('emq', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(why);
     expect(await admin.footprint(q)).toEqual({});
+  });
+
+  it('--group, --delay and --not-before: a lane, the schedule (verdict scheduled), both; the library consumer serves them', async () => {
+    const q = freshQueue('cliplace');
+    const consumer = libraryConsumer(admin, q);
+    const run = async (...args: string[]) => {
+      const r = await emq(['enqueue', q, ...args], 'x', { VALKEY_URL: url });
+      expect(r.code).toBe(0);
+      return JSON.parse(r.stdout) as { id: string; verdict: string };
+    };
+    const lane = await run('--group', 'PRT0KHTOWnGLuC');
+    expect(lane.verdict).toBe('enqueued');
+    expect(await consumer.gclaim()).toMatchObject({ id: lane.id, group: 'PRT0KHTOWnGLuC' });
+    const delayed = await run('--delay', '100ms', '--group', 'USR0NgWEfAEJfs');
+    const at = await run('--not-before', new Date(Date.now() + 100).toISOString(), '--id', mintId());
+    expect([delayed.verdict, at.verdict]).toEqual(['scheduled', 'scheduled']);
+    expect((await run('--delay', '1s', '--id', at.id)).verdict).toBe('duplicate');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await consumer.promote()).toBe(2);
+    expect(await consumer.gclaim()).toMatchObject({ id: delayed.id, group: 'USR0NgWEfAEJfs' });
+    expect((await consumer.claim())?.id).toBe(at.id);
   });
 
   it('a server that is not there: exit 1 with a connection message, promptly', { timeout: 20_000 }, async () => {

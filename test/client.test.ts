@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ProducerError, createProducerClient } from '../client/index.js';
 import { decodeId } from '../shared/index.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+import { libraryConsumer } from './support/consumer.js';
 
 const bin = fileURLToPath(new URL('../bin/emq.js', import.meta.url));
 const TOKEN = 'client-test-token-0123456789';
@@ -42,6 +43,32 @@ describe('createProducerClient (typed client)', () => {
       producer.kill('SIGTERM');
       await exited;
     }
+  });
+
+  it('enqueue and enqueueMany take group, delay and notBefore (sent as Emq-Group, Emq-Delay, Emq-Not-Before and item fields)', async () => {
+    const client = createProducerClient({ url, token: TOKEN });
+    const q = freshQueue('cplace');
+    const consumer = libraryConsumer(admin, q);
+    const lane = await client.enqueue(q, 'lane', { group: 'PRT0KHTOWnGLuC' });
+    const delayed = await client.enqueue(q, 'later', { delay: 100, group: 'USR0NgWEfAEJfs' });
+    const at = await client.enqueue(q, 'at', { notBefore: new Date(Date.now() + 100) });
+    expect([lane.verdict, delayed.verdict, at.verdict]).toEqual(['enqueued', 'scheduled', 'scheduled']);
+    const many = await client.enqueueMany(q, [
+      { payload: 'm-flat' },
+      { payload: 'm-lane', group: 'PRT0KHTOWnGLuC' },
+      { payload: 'm-later', delay: '100ms' },
+      { payload: 'm-at', notBefore: Date.now() + 100 },
+    ]);
+    expect(many.map((r) => r.verdict)).toEqual(['enqueued', 'enqueued', 'scheduled', 'scheduled']);
+    expect((await consumer.claim())?.id).toBe(many[0]!.id);
+    expect((await consumer.gclaim())?.id).toBe(lane.id);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await consumer.promote()).toBe(4);
+    const err = await client.enqueue(q, 'x', { delay: '5' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProducerError);
+    expect((err as ProducerError).code).toBe('invalid_delay');
+    const bad = await client.enqueueMany(q, [{ payload: 'x', group: 'nope' }]).catch((e: unknown) => e);
+    expect((bad as ProducerError).problem).toMatchObject({ code: 'invalid_batch', index: 0 });
   });
 
   it('enqueue: mints a JOB id on the client, stores the bytes exactly, duplicate on the same id', async () => {

@@ -11,6 +11,7 @@ import { README_BEGIN, README_END, WRANGLER_BEGIN, WRANGLER_END, readmeSection, 
 import * as parse from '../shared/config/parse.js';
 import { VARIABLES, variable } from '../shared/config/variables.js';
 import { TTL_MAX_SECONDS } from '../shared/enqueue-once.js';
+import { SCHEDULE_DELAY_MAX_MS } from '../shared/schedule.js';
 import { DEFAULT_WIRE_VERSION } from '../shared/fence.js';
 import { producerFor } from '../functions/producer/worker.js';
 import { emq } from './support/cli.js';
@@ -61,6 +62,7 @@ describe('the table of variables', () => {
       }
     }
     expect(variable('EMQ_DEDUPE_TTL_SECONDS').kind).toMatchObject({ max: TTL_MAX_SECONDS });
+    expect(variable('EMQ_MAX_DELAY').kind).toMatchObject({ max: SCHEDULE_DELAY_MAX_MS });
     expect(variable('EMQ_WIRE_VERSION').default).toBe(DEFAULT_WIRE_VERSION);
     expect(variable('EMQ_REST_TOKEN_EU_WEST').name).toBe('EMQ_REST_TOKEN_<REGION>');
     expect(() => variable('EMQ_NOT_A_VARIABLE')).toThrow(/not in the table/);
@@ -90,6 +92,8 @@ describe('the parsers refuse a bad value naming the variable, never the value', 
     ['node pool', (v) => parse.nodePool(v, 'EMQ_NODE_IDS'), '9-3', /^EMQ_NODE_IDS must be a node id or a range/],
     ['wire version', (v) => parse.wireVersion(v, 'EMQ_WIRE_VERSION'), SECRET, /^EMQ_WIRE_VERSION is not a wire version/],
     ['region', (v) => parse.region(v, 'EMQ_REGION'), 'US_EAST', /^EMQ_REGION is not a region name/],
+    ['duration: no unit', (v) => parse.duration(v, 'EMQ_MAX_DELAY'), '86400', /^EMQ_MAX_DELAY is not a duration/],
+    ['duration: beyond its bound', (v) => parse.duration(v, 'EMQ_MAX_DELAY'), '4000d', /^EMQ_MAX_DELAY must be from 1ms to/],
   ];
   it.each(cases)('%s', (_, read, value, message) => {
     const name = /^\^?([A-Z_]+)/.exec(message.source)![1]!;
@@ -113,6 +117,8 @@ describe('the parsers refuse a bad value naming the variable, never the value', 
     expect(parse.nodePool({}, 'EMQ_NODE_IDS')).toEqual([0, 1023]);
     expect(parse.wireVersion({ EMQ_WIRE_VERSION: '' }, 'EMQ_WIRE_VERSION')).toBe(DEFAULT_WIRE_VERSION);
     expect(parse.nodeId({}, 'EMQ_NODE_ID')).toBeUndefined();
+    expect(parse.duration({}, 'EMQ_MAX_DELAY')).toBe(365 * 86_400_000);
+    expect(parse.duration({ EMQ_MAX_DELAY: '90m' }, 'EMQ_MAX_DELAY')).toBe(5_400_000);
   });
 
   it('a parser of another kind than the table says is a programming error', () => {

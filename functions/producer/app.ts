@@ -1,6 +1,7 @@
 // The producer: Hono routes over the shared enqueue package. Runtime-agnostic: the same
 // app is the Worker (REST connection) and runs on Node (glide or REST).
-//   POST /v1/queues/:queue/jobs       body = payload; Emq-Job-Id optional → 201 | 200 duplicate
+//   POST /v1/queues/:queue/jobs       body = payload; Emq-Job-Id, Emq-Group, Emq-Delay | Emq-Not-Before
+//                                     optional → 201 enqueued | 201 scheduled | 200 duplicate
 //   POST /v1/queues/:queue/batch      JSON items → 200 {queue, results: [{id, verdict}]}
 //   GET  /v1/queues/:queue/jobs/:id   → 200 {id, queue, state, attempts} | 404
 //   POST /v1/webhooks/:source         a signed delivery → 201 | 200 duplicate (see webhooks/)
@@ -18,6 +19,12 @@ import {
   KindError,
   ConflictError,
   enqueueOnce,
+  enqueueGrouped,
+  enqueueGroupedMany,
+  enqueueGroupedOnce,
+  schedule,
+  scheduleMany,
+  scheduleOnce,
   WrongTypeError,
   createMinter,
   drawNode,
@@ -30,10 +37,12 @@ import {
   validateQueue,
   WireMismatchError,
   type Connection,
+  type Payload,
 } from '../../shared/index.js';
 import { publicFound } from '../../shared/fence.js';
 import { TooLarge, readBody } from '../http/body.js';
-import { parseBatch } from './batch.js';
+import { parseBatch, type BatchItem } from './batch.js';
+import { isScheduled, placementOf, type Placement } from './placement.js';
 import type { Config } from './config.js';
 import { Problem, problemResponse } from './problem.js';
 import { dedupeOf } from './webhooks/dedupe.js';
@@ -153,6 +162,41 @@ export function createProducerApp({ config, connection, regionOf, minter: given 
       throw err;
     });
 
+  type Admitted = { id: string; verdict: 'enqueued' | 'scheduled' | 'duplicate' };
+
+  /**
+   * One job, placed: scheduled (@schedule, with its group if any) when it has a due time,
+   * else into a lane (@genqueue) when it has a group, else flat (@enqueue). With `once`
+   * (an Idempotency-Key or a webhook delivery), the -once twin of the same script.
+   */
+  const admit = async (
+    valkey: Connection,
+    queue: string,
+    job: { id?: string | undefined; payload: Payload; placement: Placement },
+    once?: { scope: string; key: string; compare: boolean; ttlSeconds: number },
+  ): Promise<Admitted> => {
+    const { id, payload, placement } = job;
+    const { group } = placement;
+    if (isScheduled(placement)) {
+      const when = { at: placement.at, inMs: placement.inMs, group };
+      if (once) return scheduleOnce(valkey, queue, { ...once, id, mint, payload, ...when });
+      if (id !== undefined) return { id, verdict: await schedule(valkey, queue, id, payload, when) };
+      return (await scheduleMany(valkey, queue, [{ payload, ...when }], mint))[0]!;
+    }
+    if (group !== undefined) {
+      if (once) return enqueueGroupedOnce(valkey, queue, { ...once, id, mint, payload, group });
+      if (id !== undefined) return { id, verdict: await enqueueGrouped(valkey, queue, group, id, payload) };
+      return (await enqueueGroupedMany(valkey, queue, [{ group, payload }], mint))[0]!;
+    }
+    if (once) return enqueueOnce(valkey, queue, { ...once, id, mint, payload });
+    if (id !== undefined) return { id, verdict: await enqueue(valkey, queue, id, payload) };
+    return { id: await enqueueNew(valkey, queue, payload, mint), verdict: 'enqueued' };
+  };
+
+  /** A job's placement from its own group or the queue's default lane (EMQ_QUEUE_GROUPS). */
+  const withDefaultLane = (queue: string, placement: Placement, groupOf: (queue: string) => string | undefined): Placement =>
+    placement.group === undefined ? { ...placement, group: groupOf(queue) } : placement;
+
   app.post('/v1/queues/:queue/jobs', async (c) => {
     const queue = queueOf(c);
     const given = c.req.header('Emq-Job-Id');
@@ -161,31 +205,36 @@ export function createProducerApp({ config, connection, regionOf, minter: given 
     if (key !== undefined && !/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(key)) {
       throw new Problem(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
-    const { maxPayloadBytes, dedupeTtlSeconds } = settings();
+    const { maxPayloadBytes, dedupeTtlSeconds, maxDelayMs, groupOf } = settings();
+    const placement = withDefaultLane(
+      queue,
+      placementOf({ group: c.req.header('Emq-Group'), delay: c.req.header('Emq-Delay'), notBefore: c.req.header('Emq-Not-Before') }, maxDelayMs),
+      groupOf,
+    );
     const valkey = via(c, queue);
     const payload = await payloadOf(c, maxPayloadBytes);
-    let id: string;
-    let verdict: 'enqueued' | 'duplicate';
-    if (key === undefined) {
-      if (given !== undefined) verdict = await enqueue(valkey, queue, (id = given), payload);
-      else [id, verdict] = [await enqueueNew(valkey, queue, payload, mint), 'enqueued'];
-    } else {
+    let admitted: Admitted;
+    if (key === undefined) admitted = await admit(valkey, queue, { id: given, payload, placement });
+    else {
       // keys are the caller's own: scoped to the queue (the dedup key's slot) and the token;
-      // without Emq-Job-Id, enqueueOnce mints the id (and mints again on a collision)
+      // without Emq-Job-Id, the -once script's caller mints the id (and mints again on a collision)
       const scope = `key:${await c.get('caller').scope()}`;
       try {
-        ({ id, verdict } = await enqueueOnce(valkey, queue, { scope, key, id: given, mint, payload, compare: true, ttlSeconds: dedupeTtlSeconds }));
+        admitted = await admit(valkey, queue, { id: given, payload, placement }, { scope, key, compare: true, ttlSeconds: dedupeTtlSeconds });
       } catch (err) {
-        if (err instanceof ConflictError) throw new Problem(422, 'idempotency_conflict', `this Idempotency-Key was used with another payload (${err.message})`);
+        if (err instanceof ConflictError) {
+          throw new Problem(422, 'idempotency_conflict', `this Idempotency-Key was used with another payload or group (${err.message})`);
+        }
         throw err;
       }
     }
+    const { id, verdict } = admitted;
     c.header('Location', location(queue, id));
-    return c.json({ id, queue, verdict }, verdict === 'enqueued' ? 201 : 200);
+    return c.json({ id, queue, verdict }, verdict === 'duplicate' ? 200 : 201);
   });
 
   app.post('/v1/webhooks/:source', async (c) => {
-    const { sources, maxPayloadBytes, dedupeTtlSeconds } = settings();
+    const { sources, maxPayloadBytes, dedupeTtlSeconds, groupOf } = settings();
     const source = sources.get(c.req.param('source'));
     // an unknown source answers like a bad signature, before the body is read: names cannot be probed
     if (!source) throw new Problem(401, 'invalid_signature', 'the delivery is not signed by a configured source');
@@ -195,28 +244,51 @@ export function createProducerApp({ config, connection, regionOf, minter: given 
     const payload = envelope(source, delivery, c.req.header('Content-Type') ?? '', body);
     // keyed on what is signed: the delivery id where the scheme signs it, else the body
     const { scope, key } = await dedupeOf(source, delivery, body);
-    const { id, verdict } = await enqueueOnce(via(c, source.queue), source.queue, {
-      scope,
-      key,
-      mint,
-      payload,
-      compare: false,
-      ttlSeconds: dedupeTtlSeconds,
-    });
-    return c.json({ id, queue: source.queue, verdict }, verdict === 'enqueued' ? 201 : 200);
+    // the source's lane (else the queue's default lane) and delay, checked at start
+    const placement = withDefaultLane(source.queue, { group: source.group, inMs: source.delayMs }, groupOf);
+    const { id, verdict } = await admit(
+      via(c, source.queue),
+      source.queue,
+      { payload, placement },
+      { scope, key, compare: false, ttlSeconds: dedupeTtlSeconds },
+    );
+    return c.json({ id, queue: source.queue, verdict }, verdict === 'duplicate' ? 200 : 201);
   });
 
   app.post('/v1/queues/:queue/batch', async (c) => {
     const queue = queueOf(c);
-    const { maxBatchBytes, maxBatchItems, maxPayloadBytes } = settings();
+    const { maxBatchBytes, maxBatchItems, maxPayloadBytes, maxDelayMs, groupOf } = settings();
     const body = await readBody(c, maxBatchBytes).catch((err: unknown) => {
       if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `the batch body is larger than ${maxBatchBytes} bytes`);
       throw err;
     });
-    const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes);
-    const results = await enqueueMany(via(c, queue), queue, jobs, mint);
-    return c.json({ queue, results });
+    const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs).map((job) => ({ ...job, ...withDefaultLane(queue, job, groupOf) }));
+    return c.json({ queue, results: await admitMany(via(c, queue), queue, jobs) });
   });
+
+  /**
+   * A checked batch: its flat, lane and scheduled jobs, each kind one pipeline, the kinds sent
+   * at once (so one round trip's wait); a result per job, in order. When any job failed, the
+   * first failure is thrown once every pipeline has answered.
+   */
+  const admitMany = async (valkey: Connection, queue: string, jobs: readonly BatchItem[]): Promise<Admitted[]> => {
+    const kinds = { flat: [] as number[], lane: [] as number[], scheduled: [] as number[] };
+    jobs.forEach((job, i) => kinds[isScheduled(job) ? 'scheduled' : job.group !== undefined ? 'lane' : 'flat'].push(i));
+    const pick = (indexes: number[]) => indexes.map((i) => jobs[i]!);
+    const settled = await Promise.allSettled([
+      kinds.flat.length ? enqueueMany(valkey, queue, pick(kinds.flat), mint) : [],
+      kinds.lane.length ? enqueueGroupedMany(valkey, queue, pick(kinds.lane) as Array<BatchItem & { group: string }>, mint) : [],
+      kinds.scheduled.length ? scheduleMany(valkey, queue, pick(kinds.scheduled), mint) : [],
+    ]);
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    const results: Admitted[] = [];
+    [kinds.flat, kinds.lane, kinds.scheduled].forEach((indexes, k) => {
+      const answered = (settled[k] as PromiseFulfilledResult<Admitted[]>).value;
+      indexes.forEach((i, j) => (results[i] = answered[j]!));
+    });
+    return results;
+  };
 
   app.get('/v1/queues/:queue/jobs/:id', async (c) => {
     const queue = queueOf(c);

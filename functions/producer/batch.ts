@@ -1,8 +1,10 @@
 // A batch request's body: a JSON array of at most `max` items, each
-//   {"payload": "<utf-8 text>"} or {"payloadBase64": "<base64>"}, with an optional "id".
+//   {"payload": "<utf-8 text>"} or {"payloadBase64": "<base64>"}, with an optional "id", and
+//   optional "group" (a lane), "delay" or "notBefore" (the schedule), as the headers of one job.
 // Every item is checked before anything is written; the first bad one is named by index.
 import { validateId, type JobInput } from '../../shared/index.js';
 import { Problem } from './problem.js';
+import { placementOf, type Placement } from './placement.js';
 import { fromBase64 } from '../../shared/base64.js';
 
 const utf8 = new TextEncoder();
@@ -13,7 +15,12 @@ function bad(index: number, detail: string): Problem {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: number): JobInput[] {
+/** A batch item: its payload, its id or none (one is minted), and its placement. */
+export type BatchItem = JobInput & Placement;
+
+const ITEM_NAMES = { group: 'group', delay: 'delay', notBefore: 'notBefore' };
+
+export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: number, maxDelayMs = 365 * 86_400_000, now = Date.now()): BatchItem[] {
   let items: unknown;
   try {
     // fatal: a body that is not UTF-8 would otherwise be decoded into other bytes
@@ -25,9 +32,25 @@ export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: numbe
   if (items.length > max) throw new Problem(400, 'invalid_batch', `${items.length} items; a batch holds at most ${max}`);
   return items.map((item: unknown, i) => {
     if (item === null || typeof item !== 'object' || Array.isArray(item)) throw bad(i, 'must be an object');
-    const { payload, payloadBase64, id, ...rest } = item as Record<string, unknown>;
+    const { payload, payloadBase64, id, group, delay, notBefore, ...rest } = item as Record<string, unknown>;
     const unknown = Object.keys(rest);
-    if (unknown.length > 0) throw bad(i, `unknown field "${unknown[0]}"; fields are payload, payloadBase64 and id`);
+    if (unknown.length > 0) throw bad(i, `unknown field "${unknown[0]}"; fields are payload, payloadBase64, id, group, delay and notBefore`);
+    for (const [name, value] of Object.entries({ group, delay, notBefore })) {
+      if (value !== undefined && typeof value !== 'string' && !(name === 'notBefore' && typeof value === 'number')) {
+        throw bad(i, `${name} must be a string${name === 'notBefore' ? ' (RFC 3339) or a number (Unix ms)' : ''}`);
+      }
+    }
+    let placement: Placement;
+    try {
+      placement = placementOf(
+        { group: group as string | undefined, delay: delay as string | undefined, notBefore: notBefore === undefined ? undefined : String(notBefore) },
+        maxDelayMs,
+        ITEM_NAMES,
+        now,
+      );
+    } catch (err) {
+      throw bad(i, (err as Error).message);
+    }
     let bytes: Uint8Array;
     if (typeof payload === 'string' && payloadBase64 === undefined) {
       if (!payload.isWellFormed()) throw bad(i, 'payload has a lone surrogate, which has no UTF-8 form: send payloadBase64');
@@ -49,6 +72,6 @@ export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: numbe
       }
     }
     // an item without an id gets one minted when it is sent (and a fresh one should it collide)
-    return id === undefined ? { payload: bytes } : { id: id as string, payload: bytes };
+    return id === undefined ? { payload: bytes, ...placement } : { id: id as string, payload: bytes, ...placement };
   });
 }

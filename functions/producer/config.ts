@@ -3,7 +3,8 @@
 // in the table, shared/config/variables.ts (and in docs/configuration.md, made
 // from it). Regions (EMQ_REGION, EMQ_HOME_REGIONS, EMQ_REGION_URLS, EMQ_REST_TOKEN_<REGION>)
 // are read by regions.ts; the Node process's own settings by node-config.ts.
-import { nodeId, nodePool, wholeNumber, type Vars } from '../../shared/config/parse.js';
+import { duration, nodeId, nodePool, wholeNumber, type Vars } from '../../shared/config/parse.js';
+import { parseQueueGroups, type QueueGroups } from './queue-groups.js';
 import { parseCallerTokens, type CallerTokens } from './tokens.js';
 import { parseSources, type Source } from './webhooks/sources.js';
 
@@ -21,20 +22,27 @@ export interface Config {
   nodePool: [number, number];
   /** One REST request's budget (EMQ_REST_TIMEOUT_MS). */
   restTimeoutMs: number;
+  /** The longest delay, and the furthest not-before from now, a job may carry (EMQ_MAX_DELAY), in ms. */
+  maxDelayMs: number;
+  /** A queue's default lane (EMQ_QUEUE_GROUPS), or undefined: flat. */
+  groupOf: QueueGroups;
 }
 
 export function configFrom(vars: Vars): Config {
   const dedupeTtlSeconds = wholeNumber(vars, 'EMQ_DEDUPE_TTL_SECONDS');
+  const maxDelayMs = duration(vars, 'EMQ_MAX_DELAY');
   return {
     // JSON of a given shape: their own parsers (named in the table) check it
     tokens: parseCallerTokens(vars.EMQ_TOKENS),
     maxPayloadBytes: wholeNumber(vars, 'EMQ_MAX_PAYLOAD_BYTES'),
     maxBatchBytes: wholeNumber(vars, 'EMQ_MAX_BATCH_BYTES'),
     maxBatchItems: 1_000,
-    sources: parseSources(vars.EMQ_SOURCES, dedupeTtlSeconds),
+    sources: parseSources(vars.EMQ_SOURCES, dedupeTtlSeconds, maxDelayMs),
     dedupeTtlSeconds,
     nodeId: nodeId(vars, 'EMQ_NODE_ID'),
     nodePool: nodePool(vars, 'EMQ_NODE_IDS'),
     restTimeoutMs: wholeNumber(vars, 'EMQ_REST_TIMEOUT_MS'),
+    maxDelayMs,
+    groupOf: parseQueueGroups(vars),
   };
 }

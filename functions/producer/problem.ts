@@ -21,6 +21,9 @@ export type ProblemCode =
   | 'stale_timestamp'
   | 'invalid_delivery'
   | 'invalid_idempotency_key'
+  | 'invalid_delay'
+  | 'invalid_not_before'
+  | 'invalid_group'
   | 'idempotency_conflict'
   | 'wire_mismatch'
   | 'internal';
@@ -43,6 +46,9 @@ const TITLES: Record<ProblemCode, string> = {
   stale_timestamp: 'The webhook timestamp is outside the tolerance',
   invalid_delivery: 'The webhook delivery lacks what identifies it',
   invalid_idempotency_key: 'Invalid Idempotency-Key',
+  invalid_delay: 'Invalid Emq-Delay',
+  invalid_not_before: 'Invalid Emq-Not-Before',
+  invalid_group: 'Invalid Emq-Group',
   idempotency_conflict: 'This Idempotency-Key was used with another payload',
   wire_mismatch: 'Valkey speaks another EchoMQ wire version',
   internal: 'Internal error',

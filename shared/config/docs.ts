@@ -2,6 +2,7 @@
 // and the comments at the top of wrangler.toml (the Worker's vars and secrets), each between
 // its two marker lines. scripts/config-docs.ts writes them (`npm run config-docs`, `--check`
 // for drift); test/config.test.ts fails when either file differs from what this makes.
+import { durationText } from '../duration.js';
 import { APPS, VARIABLES, type Variable } from './variables.js';
 
 export const README_BEGIN = '<!-- config:start: generated from shared/config/variables.ts by `npm run config-docs`; do not edit -->';
@@ -39,6 +40,8 @@ export function kindText(v: Variable): string {
       return '`echomq:MAJOR.MINOR.PATCH`';
     case 'region':
       return "region name (lowercase words joined by '-')";
+    case 'duration':
+      return `duration: a whole number with a unit \`ms\`, \`s\`, \`m\`, \`h\` or \`d\`, up to ${durationText(k.max)} (${k.max / 31_557_600_000} years of 365.25 days)`;
   }
 }
 

@@ -5,6 +5,7 @@
 // Runtime-agnostic: the Worker reads its vars through these as Node reads its environment.
 import { parseValkeyUrl } from '../connections/valkey-url.js';
 import { isWireVersion } from '../fence.js';
+import { durationText, parseDuration } from '../duration.js';
 import { NODE_MAX, parseNodePool } from '../ids.js';
 import { variable, type VariableKind, type Variable } from './variables.js';
 
@@ -169,4 +170,18 @@ export function region(vars: Vars, name: string): string | undefined {
   const text = given(vars, name);
   if (text !== undefined && !REGION_RULE.test(text)) throw new ConfigError(name, `${name} is not a region name (lowercase letters, digits and single '-')`);
   return text;
+}
+
+/** A duration (`<n><unit>`, unit ms, s, m, h or d) in ms, from 1 ms to the table's max, or its default. */
+export function duration(vars: Vars, name: string): number {
+  const v = entry(name, 'duration');
+  const text = given(vars, name) ?? (v.default as string);
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch {
+    throw new ConfigError(name, `${name} is not a duration: a whole number with a unit ms, s, m, h or d (e.g. 365d)`);
+  }
+  if (ms < 1 || ms > v.kind.max) throw new ConfigError(name, `${name} must be from 1ms to ${durationText(v.kind.max)}`);
+  return ms;
 }

@@ -35,7 +35,9 @@ export type VariableKind =
   | { type: 'node-pool' }
   | { type: 'wire-version' }
   /** A region name: lowercase words joined by single '-'. */
-  | { type: 'region' };
+  | { type: 'region' }
+  /** A whole number with a unit ms, s, m, h or d (shared/duration.ts), from 1 ms to `max` ms. */
+  | { type: 'duration'; max: number };
 
 export interface Variable {
   /** The name; `<REGION>` marks a family (EMQ_REST_TOKEN_EU_WEST, ...). */
@@ -56,6 +58,8 @@ const A_DAY_MS = 86_400_000;
 /** shared/enqueue-once.ts's TTL_MAX_SECONDS (test/config.test.ts checks they agree). */
 const TTL_MAX_SECONDS = 9_999_999_999;
 const WIRE_VERSION = 'echomq:3.0.0';
+/** shared/schedule.ts's SCHEDULE_DELAY_MAX_MS (ten years; test/config.test.ts checks they agree). */
+const SCHEDULE_DELAY_MAX_MS = 315_576_000_000;
 
 const limits = (prefix: 'EMQ_PRODUCER' | 'EMQ_GATEWAY', app: App[]): Variable[] => [
   {
@@ -162,6 +166,22 @@ export const VARIABLES: readonly Variable[] = [
     kind: { type: 'whole', min: 1, max: TTL_MAX_SECONDS, unit: 'seconds' },
     default: 7 * 24 * 3600,
     meaning: 'how long an Idempotency-Key or a webhook delivery is remembered',
+    apps: ['worker', 'producer'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_MAX_DELAY',
+    kind: { type: 'duration', max: SCHEDULE_DELAY_MAX_MS },
+    default: '365d',
+    meaning: "the longest Emq-Delay (and the furthest Emq-Not-Before from now) a job may carry, here and in a webhook source's delay; beyond it, 400",
+    apps: ['worker', 'producer'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_QUEUE_GROUPS',
+    kind: { type: 'json', shape: '{"<queue>" | "<prefix>*" | "*": "<branded group id>"}', parser: 'functions/producer/queue-groups.ts' },
+    meaning:
+      "default lanes: a job for a matching queue (exact, else the longest prefix, else `*`) that names no Emq-Group joins that group's lane; no match, the flat pending set",
     apps: ['worker', 'producer'],
     secret: false,
   },

@@ -8,7 +8,10 @@
 // the group's bookkeeping and re-ring rule, DEL row, the completed counter), and the
 // operator's group pause and limit. A job we write is only useful if this consumer can take
 // it to the end.
-import type { Admin } from './admin.js';
+/** What the model sends commands through: test/support/admin.ts's call on Node; the gateway's admin token in workerd. */
+export interface CommandCaller {
+  call(...args: string[]): Promise<unknown>;
+}
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -159,7 +162,7 @@ export interface GroupClaimed extends Claimed {
   group: string;
 }
 
-export function libraryConsumer(admin: Pick<Admin, 'call'>, queue: string) {
+export function libraryConsumer(admin: CommandCaller, queue: string) {
   const p = `emq:{${queue}}:`;
   return {
     /** Jobs.claim/3: the oldest pending job (lowest bytes at score 0), or null. */

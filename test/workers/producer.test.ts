@@ -5,6 +5,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { producerFor } from '../../functions/producer/worker.js';
 import { mintId } from '../../shared/ids.js';
 import { dedupIdOf, sha256Hex } from '../../shared/keyspace.js';
+import { libraryConsumer } from '../support/consumer.js';
 
 const gw = inject('gateway');
 const TOKEN = 'caller-token-0123456789abcdef';
@@ -17,6 +18,7 @@ const base = {
     { token: NARROW, queues: ['narrow', 'tenant-a.*'] },
   ]),
   EMQ_MAX_PAYLOAD_BYTES: '1048576',
+  EMQ_QUEUE_GROUPS: JSON.stringify({ 'laned-*': 'ORG0KHTOWnGLuC' }),
 };
 const app = producerFor(base);
 
@@ -44,6 +46,10 @@ async function admin(...args: string[]): Promise<unknown> {
   return decode(body.result);
 }
 const text = (b: unknown) => new TextDecoder().decode(b as Uint8Array);
+/** The library consumer model, its commands sent through the gateway's admin token (bulk replies as Buffers, as glide gives them). */
+const asBuffers = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v) : Array.isArray(v) ? v.map(asBuffers) : v);
+const consumerOf = (q: string) => libraryConsumer({ call: async (...args) => asBuffers(await admin(...args.map(String))) as never }, q);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Every key of a queue: the whole footprint a request may have left. */
 const footprint = async (q: string) => ((await admin('KEYS', `emq:{${q}}:*`)) as Uint8Array[]).map(text).sort();
 
@@ -296,6 +302,97 @@ describe('producer Worker in workerd', () => {
     expect(keys).toHaveLength(3);
     expect(keys.filter((k) => !/^emq:\{[^}]+\}:(job:JOB[0-9A-Za-z]{11}|pending|de:[0-9a-f]{64})$/.test(k))).toEqual([]);
     expect(text(await admin('GET', keys.find((k) => k.includes(':de:'))!))).toBe(id);
+  });
+
+  it('through the gateway (its producer policy allows @schedule and @genqueue): Emq-Delay is promoted only once due', async () => {
+    const q = fresh('delay');
+    const consumer = consumerOf(q);
+    const res = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'later', headers: { 'Emq-Delay': '150ms' } });
+    expect(res.status).toBe(201);
+    const { id, verdict } = (await res.json()) as { id: string; verdict: string };
+    expect(verdict).toBe('scheduled');
+    expect(await consumer.promote()).toBe(0);
+    expect(await consumer.claim()).toBeNull();
+    await sleep(250);
+    expect(await consumer.promote()).toBe(1);
+    const claimed = await consumer.claim();
+    expect(claimed?.id).toBe(id);
+    expect(await consumer.complete(id, claimed!.token)).toBe('ok');
+  });
+
+  it('Emq-Group a,a,b,b is claimed a,b,a,b; a grouped, delayed job (Idempotency-Key: the -once twin) reaches its lane when due', async () => {
+    const q = fresh('lanes');
+    const consumer = consumerOf(q);
+    const [A, B] = ['PRT0KHTOWnGLuC', 'USR0NgWEfAEJfs'];
+    const ids: string[] = [];
+    for (const g of [A, A, B, B]) {
+      const res = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: g, headers: { 'Emq-Group': g } });
+      expect(res.status).toBe(201);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    const claimed = [];
+    for (let i = 0; i < 4; i++) claimed.push(await consumer.gclaim());
+    expect(claimed.map((c) => c?.group)).toEqual([A, B, A, B]);
+    expect(claimed.map((c) => c?.id)).toEqual([ids[0], ids[2], ids[1], ids[3]]);
+
+    // Emq-Group with Idempotency-Key: @genqueue-once through the gateway
+    const once = { 'Emq-Group': A, 'Idempotency-Key': 'lane-1' };
+    const first = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'once', headers: once });
+    expect(first.status).toBe(201);
+    const onceId = ((await first.json()) as { id: string }).id;
+    const repeat = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'once', headers: once });
+    expect([repeat.status, ((await repeat.json()) as { id: string }).id]).toEqual([200, onceId]);
+    expect(await consumer.gclaim()).toMatchObject({ id: onceId, group: A });
+
+    const headers = { 'Emq-Group': B, 'Emq-Delay': '100ms', 'Idempotency-Key': 'late-1' };
+    const late = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'late', headers });
+    expect(late.status).toBe(201);
+    const { id, verdict } = (await late.json()) as { id: string; verdict: string };
+    expect(verdict).toBe('scheduled');
+    const again = await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'late', headers });
+    expect([again.status, ((await again.json()) as { id: string }).id]).toEqual([200, id]);
+    await sleep(200);
+    expect(await consumer.promote()).toBe(1);
+    expect(await consumer.gclaim()).toMatchObject({ id, group: B });
+  });
+
+  it('EMQ_QUEUE_GROUPS puts an ungrouped job in its lane; a batch mixes flat, lane and scheduled items', async () => {
+    const lq = fresh('laned');
+    const res = await send(`/v1/queues/${lq}/jobs`, { method: 'POST', body: 'x' });
+    const { id } = (await res.json()) as { id: string };
+    expect(await consumerOf(lq).gclaim()).toMatchObject({ id, group: 'ORG0KHTOWnGLuC' });
+
+    const q = fresh('mixed');
+    const consumer = consumerOf(q);
+    const items = [{ payload: 'flat' }, { payload: 'lane', group: 'PRT0KHTOWnGLuC' }, { payload: 'later', delay: '100ms' }];
+    const batch = await send(`/v1/queues/${q}/batch`, { method: 'POST', body: JSON.stringify(items) });
+    const results = ((await batch.json()) as { results: Array<{ id: string; verdict: string }> }).results;
+    expect(results.map((r) => r.verdict)).toEqual(['enqueued', 'enqueued', 'scheduled']);
+    expect((await consumer.claim())?.id).toBe(results[0]!.id);
+    expect((await consumer.gclaim())?.id).toBe(results[1]!.id);
+    await sleep(200);
+    expect(await consumer.promote()).toBe(1);
+    expect((await consumer.claim())?.id).toBe(results[2]!.id);
+  });
+
+  it('bad Emq-Delay, Emq-Not-Before, Emq-Group and batch items: 400 naming them, nothing written', async () => {
+    const q = fresh('refused');
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ 'Emq-Delay': '100' }, 'invalid_delay'],
+      [{ 'Emq-Delay': '-1s' }, 'invalid_delay'],
+      [{ 'Emq-Delay': '366d' }, 'invalid_delay'],
+      [{ 'Emq-Not-Before': 'soon' }, 'invalid_not_before'],
+      [{ 'Emq-Not-Before': String(Date.now() + 400 * 86_400_000) }, 'invalid_not_before'],
+      [{ 'Emq-Group': 'tenant' }, 'invalid_group'],
+      [{ 'Emq-Delay': '1s', 'Emq-Not-Before': String(Date.now()) }, 'invalid_delay'],
+    ];
+    for (const [headers, code] of cases) {
+      const p = await expectProblem(await send(`/v1/queues/${q}/jobs`, { method: 'POST', body: 'x', headers }), 400, code);
+      expect(p.detail).toMatch(Object.keys(headers)[0]!);
+    }
+    const batch = JSON.stringify([{ payload: 'ok' }, { payload: 'bad', delay: '5' }]);
+    expect(await expectProblem(await send(`/v1/queues/${q}/batch`, { method: 'POST', body: batch }), 400, 'invalid_batch')).toMatchObject({ index: 1 });
+    expect(await footprint(q)).toEqual([]);
   });
 
   it('/healthz and /readyz answer 200', async () => {

@@ -1,11 +1,13 @@
 // Webhook sources, from EMQ_SOURCES (a JSON var or secret):
 //   {"<source>": {"kind": "github" | "stripe" | "standard" | "hmac", "secrets": ["…", "…"],
 //                 "queue": "<queue>", "toleranceSeconds": 300,
+//                 "group": "<branded id>", "delay": "<n><unit>",   // optional: a lane, a delay
 //                 // hmac only:
 //                 "signatureHeader": "X-Signature", "encoding": "hex" | "base64",
 //                 "signaturePrefix": "sha256=", "idHeader": "X-Delivery-Id", "eventHeader": "X-Event"}}
 // Several secrets verify at once, so a secret can rotate with no downtime.
-import { validateQueue } from '../../../shared/index.js';
+import { validateGroup, validateQueue } from '../../../shared/index.js';
+import { parseDuration } from '../../../shared/duration.js';
 import { fromBase64 } from '../../../shared/base64.js';
 
 /** A secret shorter than this (decoded) is refused at start: it would be guessable. */
@@ -34,6 +36,10 @@ export interface Source {
   secretBytes: Uint8Array[];
   queue: string;
   toleranceSeconds: number;
+  /** The lane its jobs join (a branded id); none: the queue's default lane (EMQ_QUEUE_GROUPS), else flat. */
+  group?: string;
+  /** Its jobs are scheduled this many ms after arrival; none: due at once. */
+  delayMs?: number;
   signatureHeader?: string;
   encoding?: 'hex' | 'base64';
   signaturePrefix?: string;
@@ -43,7 +49,7 @@ export interface Source {
 
 const KINDS = new Set<SourceKind>(['github', 'stripe', 'standard', 'hmac']);
 
-export function parseSources(spec: string | undefined, dedupeTtlSeconds = 7 * 24 * 3600): Map<string, Source> {
+export function parseSources(spec: string | undefined, dedupeTtlSeconds = 7 * 24 * 3600, maxDelayMs = 365 * 86_400_000): Map<string, Source> {
   const out = new Map<string, Source>();
   if (!spec) return out;
   let raw: unknown;
@@ -83,6 +89,25 @@ export function parseSources(spec: string | undefined, dedupeTtlSeconds = 7 * 24
       queue: s.queue as string,
       toleranceSeconds: tolerance,
     };
+    if (s.group !== undefined) {
+      try {
+        validateGroup(s.group);
+      } catch {
+        throw new Error(`${where}.group must be a branded id (e.g. PRT0KHTOWnGLuC)`);
+      }
+      source.group = s.group;
+    }
+    if (s.delay !== undefined) {
+      let ms: number;
+      try {
+        if (typeof s.delay !== 'string') throw new RangeError('not a string');
+        ms = parseDuration(s.delay);
+      } catch {
+        throw new Error(`${where}.delay must be a whole number with a unit ms, s, m, h or d (e.g. "30s")`);
+      }
+      if (ms > maxDelayMs) throw new Error(`${where}.delay is beyond EMQ_MAX_DELAY`);
+      source.delayMs = ms;
+    }
     if (source.kind === 'hmac') {
       for (const field of ['signatureHeader', 'idHeader'] as const) {
         if (typeof s[field] !== 'string' || !s[field]) throw new Error(`${where}.${field} is required for kind hmac`);
