@@ -15,7 +15,7 @@ import {
   mintId,
 } from '../shared/index.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
-import { targets } from './support/targets.js';
+import { connectedTo, targets } from './support/targets.js';
 
 /** The connection, counting the calls that cross the seam (each is one round trip). */
 function counting(conn: Connection) {
@@ -31,17 +31,10 @@ function counting(conn: Connection) {
 const raw = (sha1: string, keys: string[], args: (string | Uint8Array)[]) => ({ op: 'evalsha', sha1, keys, args }) as const;
 
 describe.each(targets())('$name', (target) => {
+  const held = connectedTo(target);
   let conn: Connection;
   let admin: Admin;
-
-  beforeAll(async () => {
-    conn = await target.connect();
-    admin = await connectAdmin(target.url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+  beforeAll(() => void ({ conn, admin } = held));
 
   it('writes the three-field row and a pending entry at score 0', async () => {
     const q = freshQueue();

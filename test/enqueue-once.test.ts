@@ -20,22 +20,16 @@ import {
 } from '../shared/index.js';
 import { MINT_TRIES } from '../shared/enqueue.js';
 import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
-import { targets } from './support/targets.js';
+import { connectedTo, targets } from './support/targets.js';
 
 /** A job id the EchoMQ library minted (LIBRARY.md §a.4: 2026-01-01T00:00:00Z, node 4, seq 0). */
 const LIBRARY_ID = 'JOB0JZGkP8sq48';
 
 describe.each(targets())('@enqueue-once: $name', (target) => {
+  const held = connectedTo(target);
   let conn: Connection;
   let admin: Admin;
-  beforeAll(async () => {
-    conn = await target.connect();
-    admin = await connectAdmin(target.url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+  beforeAll(() => void ({ conn, admin } = held));
 
   type Options = Parameters<typeof enqueueOnce>[2];
   const once = (q: string, over: Partial<Options> = {}) =>

@@ -25,7 +25,7 @@ import {
   validateGroup,
 } from '../shared/index.js';
 import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
-import { targets } from './support/targets.js';
+import { connectedTo, targets } from './support/targets.js';
 
 const A = 'PRT0KHTOWnGLuC';
 const B = 'USR0NgWEfAEJfs';
@@ -60,16 +60,10 @@ describe('group names and lane keys', () => {
 });
 
 describe.each(targets())('@genqueue: $name', (target) => {
+  const held = connectedTo(target);
   let conn: Connection;
   let admin: Admin;
-  beforeAll(async () => {
-    conn = await target.connect();
-    admin = await connectAdmin(target.url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+  beforeAll(() => void ({ conn, admin } = held));
 
   const fields = async (q: string, id: string) =>
     Object.fromEntries(Object.entries(await admin.hgetall(`emq:{${q}}:job:${id}`)).map(([k, v]) => [k, v.toString('latin1')]));
@@ -349,16 +343,10 @@ describe.each(targets())('@genqueue: $name', (target) => {
 });
 
 describe.each(targets())('@genqueue-once: $name', (target) => {
+  const held = connectedTo(target);
   let conn: Connection;
   let admin: Admin;
-  beforeAll(async () => {
-    conn = await target.connect();
-    admin = await connectAdmin(target.url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+  beforeAll(() => void ({ conn, admin } = held));
 
   type Options = Parameters<typeof enqueueGroupedOnce>[2];
   const once = (q: string, over: Partial<Options> = {}) =>

@@ -6,22 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome } from '../shared/connection.js';
 import { InvalidIdError, KindError, ProtocolError, WrongTypeError, enqueue, jobState, jobStateScript, mintId } from '../shared/index.js';
 import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
-import { targets } from './support/targets.js';
+import { connectedTo, targets } from './support/targets.js';
 
 const SETS = ['pending', 'active', 'schedule', 'dead'] as const;
 const keysOf = (q: string, id: string) => [`emq:{${q}}:job:${id}`, ...SETS.map((s) => `emq:{${q}}:${s}`)];
 
 describe.each(targets())('@job-state: $name', (target) => {
+  const held = connectedTo(target);
   let conn: Connection;
   let admin: Admin;
-  beforeAll(async () => {
-    conn = await target.connect();
-    admin = await connectAdmin(target.url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+  beforeAll(() => void ({ conn, admin } = held));
 
   const run = (keys: string[], args: string[]): Promise<Outcome> => conn.run({ op: 'eval', script: jobStateScript.text, keys, args });
   /** The script as EVAL_RO, which the server refuses to let write anything. */

@@ -25,7 +25,7 @@ import {
   scheduleScript,
 } from '../shared/index.js';
 import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
-import { targets } from './support/targets.js';
+import { connectedTo, targets } from './support/targets.js';
 
 const GROUP = 'PRT0KHTOWnGLuC';
 
@@ -41,16 +41,10 @@ function counting(conn: Connection) {
 }
 
 describe.each(targets())('@schedule: $name', (target) => {
+  const held = connectedTo(target);
   let conn: Connection;
   let admin: Admin;
-  beforeAll(async () => {
-    conn = await target.connect();
-    admin = await connectAdmin(target.url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+  beforeAll(() => void ({ conn, admin } = held));
 
   const fields = async (q: string, id: string) =>
     Object.fromEntries(Object.entries(await admin.hgetall(`emq:{${q}}:job:${id}`)).map(([k, v]) => [k, v.toString('latin1')]));
@@ -326,16 +320,10 @@ describe.each(targets())('@schedule: $name', (target) => {
 });
 
 describe.each(targets())('@schedule-once: $name', (target) => {
+  const held = connectedTo(target);
   let conn: Connection;
   let admin: Admin;
-  beforeAll(async () => {
-    conn = await target.connect();
-    admin = await connectAdmin(target.url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+  beforeAll(() => void ({ conn, admin } = held));
 
   type Options = Parameters<typeof scheduleOnce>[2];
   const once = (q: string, over: Partial<Options> = {}) =>
