@@ -7,7 +7,7 @@ KEYS[1] emq:{<q>}:job:<id> the row (HASH)
 KEYS[2] emq:{<q>}:pending the pending set (ZSET)
 KEYS[3] emq:{<q>}:de:<dedupId> the dedup key (STRING), dedupId 1-255 of A-Za-z0-9._-
 ARGV[1] <id> the new job's id: JOB + 11 base62 digits (a branded id)
-ARGV[2] <compare> 1: on a hit the parked row's payload must be ARGV[4]; 0: never
+ARGV[2] <compare> 1: on a hit the parked row's payload must be ARGV[4], and it has no group; 0: never
 ARGV[3] <ttl> the dedup key's seconds, 1 to 9999999999
 ARGV[4] <payload> stored verbatim; last, so REST sends it as the raw body
 
@@ -20,7 +20,7 @@ Errors (nothing written; echoes: printable ASCII, 200 bytes each at most)
 - EMQKIND job id must be JOB-namespaced
 - EMQLAYOUT: not one queue's keys (q: 1-128 of A-Za-z0-9._-, not emq), KEYS[1] not id's row, id not branded, a bad dedup
   id, ARGV not exactly as above; or the dedup key parks no JOB id
-- EMQCONFLICT: compare is 1 and the parked row's payload differs
+- EMQCONFLICT: compare is 1 and the parked row's payload differs, or it has a group
 - WRONGTYPE: KEYS[3] not a string, KEYS[2] not a zset, a row read not a hash
 Order: kind, layout, types of KEYS[3], KEYS[2]; then a hit: parked id gate, with compare
 its row's type and payload, reply 0; a miss: type of KEYS[1], a row: reply 2, else HSET,
@@ -84,8 +84,9 @@ if held == 'string' then
     local parked = base .. 'job:' .. was
     local t = typeof(parked)
     if t == 'hash' then
-      local p = redis.call('HGET', parked, 'payload')
-      if p and p ~= payload then return fail('EMQCONFLICT job ' .. was .. ' has another payload') end
+      -- a flat reuse of a key that parked a grouped job is another job too
+      local p, g = unpack(redis.call('HMGET', parked, 'payload', 'group'))
+      if (p and p ~= payload) or g then return fail('EMQCONFLICT job ' .. was .. ' has another payload or a group') end
     elseif t ~= 'none' then
       return wrong(parked, t, 'hash')
     end

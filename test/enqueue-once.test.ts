@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome, Reply } from '../shared/connection.js';
 import {
+  enqueueGroupedOnce,
   ConflictError,
   InvalidIdError,
   KindError,
@@ -153,6 +154,24 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     expect((err as Error).message).toMatch(/colliding.*EMQ_NODE_ID/);
     expect(calls).toBeGreaterThanOrEqual(MINT_TRIES); // remints skip a few ids: more mints than sends
     expect(await snapshot(admin, q)).toEqual(before);
+  });
+
+  it('compare: a key that parked a grouped job, reused for a flat one with the same payload, is a conflict (another job), writing nothing', async () => {
+    const q = freshQueue('once');
+    const grouped = await enqueueGroupedOnce(conn, q, {
+      scope: 's',
+      key: 'k-grouped',
+      group: 'PRT0NgWEfAEJfs',
+      payload: 'same',
+      compare: true,
+      ttlSeconds: 60,
+    });
+    expect(grouped.verdict).toBe('enqueued');
+    const before = await snapshot(admin, q);
+    await expect(once(q, { scope: 's', key: 'k-grouped', payload: 'same', compare: true })).rejects.toBeInstanceOf(ConflictError);
+    expect(await snapshot(admin, q)).toEqual(before);
+    // without compare (webhooks) a reuse answers the parked job
+    expect(await once(q, { scope: 's', key: 'k-grouped', payload: 'same', compare: false })).toEqual({ id: grouped.id, verdict: 'duplicate' });
   });
 
   it('a caller-given id that names an existing job answers duplicate with that id, writing nothing', async () => {
