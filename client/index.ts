@@ -9,6 +9,7 @@ import { toBase64 } from '../shared/base64.js';
 import { backoff, mayRetry } from '../shared/retry.js';
 
 export type { Payload, Verdict } from '../shared/enqueue.js';
+import { MINT_TRIES } from '../shared/enqueue.js';
 import type { Payload, Verdict } from '../shared/enqueue.js';
 
 export interface ProducerClientOptions {
@@ -28,9 +29,6 @@ export interface ProducerClientOptions {
    */
   nodeId?: number;
 }
-
-/** How many ids one job may be minted before giving up (collisions with another minter). */
-const MINT_TRIES = 8;
 
 /** The node id from options or the environment (Node, Bun, Deno with process), else a draw. */
 function nodeIdOf(given: number | undefined): number {

@@ -918,50 +918,26 @@ const hook = (over: Partial<HookCase>): HookCase => ({
   extra: undefined,
   ...over,
 });
+/** A POST …/jobs of `size` bytes under Idempotency-Key pool[n], in queue fz-a.1. */
+const keyedJob = (n: number, size: number, fill: 'mixed' | 'ascii' | 'ff'): ProducerCase => ({
+  t: 'jobs',
+  auth: ok,
+  queue: { seg: 'fz-a.1' },
+  id: undefined,
+  key: { t: 'pool', n },
+  contentType: undefined,
+  body: { t: 'sized', size, fill },
+  extra: undefined,
+});
+
 export const PRODUCER_EXAMPLES: ProducerCase[] = [
   // an Idempotency-Key's payload went into the REST path (it was not @enqueue-once's last
   // argument): past 16 KiB the gateway answered 431 (a 502 here) or cut the reply (a 500);
   // then non-UTF-8 bytes past ~2.6 KB had no REST form (400) until the payload went last
-  {
-    t: 'jobs',
-    auth: ok,
-    queue: { seg: 'fz-a.1' },
-    id: undefined,
-    key: { t: 'pool', n: 0 },
-    contentType: undefined,
-    body: { t: 'sized', size: 6392, fill: 'mixed' },
-    extra: undefined,
-  },
-  {
-    t: 'jobs',
-    auth: ok,
-    queue: { seg: 'fz-a.1' },
-    id: undefined,
-    key: { t: 'pool', n: 1 },
-    contentType: undefined,
-    body: { t: 'sized', size: 40_000, fill: 'ascii' },
-    extra: undefined,
-  },
-  {
-    t: 'jobs',
-    auth: ok,
-    queue: { seg: 'fz-a.1' },
-    id: undefined,
-    key: { t: 'pool', n: 2 },
-    contentType: undefined,
-    body: { t: 'sized', size: 2_000, fill: 'ff' },
-    extra: undefined,
-  },
-  {
-    t: 'jobs',
-    auth: ok,
-    queue: { seg: 'fz-a.1' },
-    id: undefined,
-    key: { t: 'pool', n: 3 },
-    contentType: undefined,
-    body: { t: 'sized', size: 40_000, fill: 'ff' },
-    extra: undefined,
-  },
+  keyedJob(0, 6392, 'mixed'),
+  keyedJob(1, 40_000, 'ascii'),
+  keyedJob(2, 2_000, 'ff'),
+  keyedJob(3, 40_000, 'ff'),
   // a webhook's envelope is @enqueue-once's payload too
   hook({ body: { t: 'sized', size: 40_000, fill: 'mixed' }, delivery: { t: 'fresh', value: 'regression-big' } }),
   hook({ source: { known: 'st' }, stripe: 'jsonJunk', jsonJunk: 'null' }),
