@@ -40,31 +40,39 @@ export interface DispatchOptions {
 }
 
 /**
- * Sends one script's calls and answers an outcome per call, in order: one round trip in steady
- * state; right after a script flush, the NOSCRIPT ones again, one as EVAL (which loads the
- * script for the EVALSHAs after it); during a slot migration or a failover, the transient
- * ones again as EVAL (the node now serving the slot may lack the script), at most
- * TRANSIENT_RETRY.retries times, with its backoff.
+ * Sends calls of one or more scripts (`scripts`: every script a call may name) and answers
+ * an outcome per call, in order: one round trip in steady state; right after a script flush,
+ * the NOSCRIPT ones again, the first call of each script as EVAL (which loads it for the
+ * EVALSHAs after it); during a slot migration or a failover, the transient ones again as
+ * EVAL (the node now serving the slot may lack the script), at most TRANSIENT_RETRY.retries
+ * times, with its backoff.
  */
 export async function dispatch(
   connection: Connection,
-  script: Script,
+  scripts: Script | readonly Script[],
   commands: readonly ScriptCommand[],
   { via = 'pipeline' }: DispatchOptions = {},
 ): Promise<Outcome[]> {
   const send = (calls: readonly ScriptCommand[]) => (via === 'run' ? Promise.all(calls.map((c) => connection.run(c))) : connection.pipeline(calls));
+  const withText = evalOf(scripts);
   const outcomes = await send(commands);
 
   const flushed = indexes(outcomes, isNoScript);
   if (flushed.length > 0) {
-    // One EVAL loads the script; the EVALSHAs after it in the same pipeline find it.
-    const [first, ...rest] = flushed as [number, ...number[]];
-    const retry = [asEval(script, commands[first]!), ...rest.map((i) => commands[i]!)];
+    // One EVAL per script loads it; the EVALSHAs of that script after it in the pipeline find it.
+    const loaded = new Set<string>();
+    const retry = flushed.map((i) => {
+      const command = commands[i]!;
+      const key = command.op === 'evalsha' ? command.sha1 : '';
+      if (loaded.has(key)) return command;
+      loaded.add(key);
+      return withText(command);
+    });
     const again = await send(retry);
-    // Only a second flush racing this one lands here: send the text with each.
+    // Only a second flush racing this one (or a cluster node the EVAL did not reach) lands here: send the text with each.
     const still = indexes(again, isNoScript);
     if (still.length > 0) {
-      const texts = await send(still.map((k) => asEval(script, retry[k]!)));
+      const texts = await send(still.map((k) => withText(retry[k]!)));
       still.forEach((k, j) => (again[k] = texts[j]!));
     }
     flushed.forEach((i, k) => (outcomes[i] = again[k]!));
@@ -75,10 +83,21 @@ export async function dispatch(
     const again = indexes(outcomes, isTransient);
     if (again.length === 0 || !mayRetry(TRANSIENT_RETRY, attempt)) break;
     await backoff(TRANSIENT_RETRY, attempt);
-    const retried = await send(again.map((i) => asEval(script, commands[i]!)));
+    const retried = await send(again.map((i) => withText(commands[i]!)));
     again.forEach((i, k) => (outcomes[i] = retried[k]!));
   }
   return outcomes;
+}
+
+/** A call as EVAL, its text found among `scripts` by SHA-1 (a call of a script not given is a bug: thrown). */
+function evalOf(scripts: Script | readonly Script[]): (command: ScriptCommand) => ScriptCommand {
+  const list: readonly Script[] = Array.isArray(scripts) ? scripts : [scripts as Script];
+  return (command) => {
+    if (command.op === 'eval') return command;
+    const script = list.find((s) => s.sha1 === command.sha1);
+    if (!script) throw new Error(`dispatch: no script text given for SHA-1 ${command.sha1}`);
+    return asEval(script, command);
+  };
 }
 
 function indexes(outcomes: readonly Outcome[], which: (o: Outcome) => boolean): number[] {

@@ -1,10 +1,10 @@
-// enqueue / enqueueMany: EVALSHA first, EVAL only after NOSCRIPT, replies to verdicts.
-import type { Connection, Outcome, ScriptCommand } from './connection.js';
-import { dispatch, evalsha, runScript } from './dispatch.js';
+// enqueue / enqueueNew: one job, EVALSHA first, EVAL only after NOSCRIPT, replies to verdicts (batches: batch.ts).
+import type { Connection, Outcome } from './connection.js';
+import { runScript } from './dispatch.js';
 import { EmqError, InvalidPayloadError, ProtocolError, ServerError, fromReply } from './errors.js';
 import { mintId, remint } from './ids.js';
 import { enqueueKeys } from './keyspace.js';
-import { enqueueScript, type Script } from './scripts.js';
+import { enqueueScript } from './scripts.js';
 
 export type Verdict = 'enqueued' | 'duplicate';
 
@@ -107,78 +107,4 @@ export class BatchError<V extends string = Verdict> extends EmqError {
     });
     this.results = results;
   }
-}
-
-/**
- * Enqueues many jobs of one queue as one pipeline (one round trip in steady state; at
- * most two after a script flush). Every job is checked before anything is sent, and each
- * stays atomic on its own. Jobs without an id get one from `mint`. Resolves to a verdict
- * per job in order; a duplicate id inside the batch answers `duplicate` for its later
- * copies, while a minted id answered `duplicate` (a collision with another minter) is
- * minted again and resent, so minted jobs always answer `enqueued`. If any job fails,
- * throws BatchError with every job's outcome, so the caller knows exactly which landed.
- * Jobs a cluster answers TRYAGAIN (their slot on the move) are sent again, bounded, as
- * EVAL (the new node may not have the script); a job retried after a later copy of its id
- * in the same batch landed answers `duplicate` in the earlier place instead.
- */
-export async function enqueueMany(connection: Connection, queue: string, jobs: readonly JobInput[], mint: () => string = mintId): Promise<JobResult[]> {
-  const keysOf = enqueueKeys(queue);
-  const minted = jobs.map((job) => job.id === undefined);
-  const ids = jobs.map(({ id, payload }, index) => {
-    try {
-      const chosen = id ?? mint();
-      keysOf(chosen);
-      checkPayload(payload);
-      return chosen;
-    } catch (err) {
-      if (err instanceof Error) err.message = `job ${index}: ${err.message}`;
-      throw err;
-    }
-  });
-  if (jobs.length === 0) return [];
-  const commandOf = (i: number) => evalsha(enqueueScript, keysOf(ids[i]!), [ids[i]!, jobs[i]!.payload]);
-
-  const outcomes = await sendMinted(connection, enqueueScript, ids, minted, commandOf, (o) => verdictOf(o) === 'duplicate', mint);
-
-  const results = ids.map((id, i) => {
-    const verdict = verdictOf(outcomes[i]!);
-    return verdict instanceof EmqError ? { id, error: verdict } : { id, verdict };
-  });
-  if (results.some((r) => 'error' in r)) throw new BatchError(results);
-  return results as JobResult[];
-}
-
-/**
- * Sends one call per job (`commandOf(i)` builds job i's from `ids[i]`) as one pipeline, then
- * remints the minted ids another minter had taken (`collided` says which replies mean that)
- * and sends those jobs again, at most MINT_TRIES times in all; an outcome per job, in order.
- * Updates `ids` in place with the ids the jobs were last sent under.
- */
-export async function sendMinted(
-  connection: Connection,
-  script: Script,
-  ids: string[],
-  minted: readonly boolean[],
-  commandOf: (i: number) => ScriptCommand,
-  collided: (outcome: Outcome) => boolean,
-  mint: () => string,
-): Promise<Outcome[]> {
-  const outcomes = await dispatch(
-    connection,
-    script,
-    ids.map((_, i) => commandOf(i)),
-  );
-  // collisions: minted ids another minter had taken get fresh ids, sent again
-  for (let tries = 1; ; tries++) {
-    const again = outcomes.map((o, i) => (minted[i] && collided(o) ? i : -1)).filter((i) => i >= 0);
-    if (again.length === 0) break;
-    if (tries >= MINT_TRIES) {
-      again.forEach((i) => (outcomes[i] = { ok: false, error: collisionError(MINT_TRIES).message }));
-      break;
-    }
-    for (const i of again) ids[i] = remint(mint);
-    const resent = await dispatch(connection, script, again.map(commandOf));
-    again.forEach((i, k) => (outcomes[i] = resent[k]!));
-  }
-  return outcomes;
 }

@@ -1,6 +1,8 @@
 // The keyspace and enqueue package: runtime-agnostic (no Node built-ins, no Workers APIs).
 export type { Arg, Connection, Outcome, Reply, ScriptCommand } from './connection.js';
-export { BatchError, MINT_TRIES, enqueue, enqueueMany, enqueueNew } from './enqueue.js';
+export { BatchError, MINT_TRIES, enqueue, enqueueNew } from './enqueue.js';
+export { admitMany, enqueueGroupedMany, enqueueMany, scheduleMany } from './batch.js';
+export type { AdmitInput, AdmitResult, AdmitVerdict, GroupedJobInput, ScheduledJobInput } from './batch.js';
 export type { Job, JobInput, JobResult, Payload, Verdict } from './enqueue.js';
 export * from './errors.js';
 export {
@@ -48,10 +50,10 @@ export { TTL_MAX_SECONDS, enqueueOnce } from './enqueue-once.js';
 export type { OnceOptions } from './enqueue-once.js';
 export { jobState } from './job-state.js';
 export type { JobState } from './job-state.js';
-export { SCHEDULE_AT_MAX_MS, SCHEDULE_DELAY_MAX_MS, schedule, scheduleMany, scheduleOnce } from './schedule.js';
-export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerdict, ScheduledJobInput } from './schedule.js';
-export { enqueueGrouped, enqueueGroupedMany, enqueueGroupedOnce } from './lanes.js';
-export type { GroupedJobInput, GroupedOnceOptions } from './lanes.js';
+export { SCHEDULE_AT_MAX_MS, SCHEDULE_DELAY_MAX_MS, schedule, scheduleOnce } from './schedule.js';
+export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerdict } from './schedule.js';
+export { enqueueGrouped, enqueueGroupedOnce } from './lanes.js';
+export type { GroupedOnceOptions } from './lanes.js';
 export {
   allScripts,
   enqueueOnceScript,

@@ -3,9 +3,9 @@
 // emq:{q}:g:<group>:pending, and the group is put on the ring (with a wake) when it can be
 // served now, exactly as the library's @genqueue. The flat pending set is never touched.
 import type { Connection } from './connection.js';
-import { evalsha, runScript } from './dispatch.js';
+import { runScript } from './dispatch.js';
 import { EmqError, fromReply } from './errors.js';
-import { BatchError, checkPayload, sendMinted, verdictOf, type JobResult, type Payload, type Verdict } from './enqueue.js';
+import { checkPayload, verdictOf, type Payload, type Verdict } from './enqueue.js';
 import { checkTtlSeconds, replyOf, sendOnce, type OnceOptions } from './enqueue-once.js';
 import { mintId } from './ids.js';
 import { dedupIdOf, dedupKey, genqueueKeys, validateGroup, validateId } from './keyspace.js';
@@ -24,50 +24,6 @@ export async function enqueueGrouped(connection: Connection, queue: string, grou
   const verdict = verdictOf(await runScript(connection, genqueueScript, keys, [id, group, payload]), '@genqueue');
   if (verdict instanceof EmqError) throw verdict;
   return verdict;
-}
-
-/** A job for enqueueGroupedMany: its group, and an id or none (one is minted). */
-export interface GroupedJobInput {
-  id?: string | undefined;
-  group: string;
-  payload: Payload;
-}
-
-/**
- * Enqueues many grouped jobs of one queue (any mix of groups) as one pipeline. As
- * enqueueMany: every job is checked before anything is sent (an error names its index),
- * each stays atomic on its own, a verdict per job in order, minted ids that collide with
- * another minter's are minted again, TRYAGAIN is retried, and if any job fails, BatchError
- * says which landed.
- */
-export async function enqueueGroupedMany(
-  connection: Connection,
-  queue: string,
-  jobs: readonly GroupedJobInput[],
-  mint: () => string = mintId,
-): Promise<JobResult[]> {
-  const keysOf = genqueueKeys(queue);
-  const minted = jobs.map((job) => job.id === undefined);
-  const ids = jobs.map(({ id, group, payload }, index) => {
-    try {
-      const chosen = id ?? mint();
-      keysOf(chosen, group);
-      checkPayload(payload);
-      return chosen;
-    } catch (err) {
-      if (err instanceof Error) err.message = `job ${index}: ${err.message}`;
-      throw err;
-    }
-  });
-  if (jobs.length === 0) return [];
-  const commandOf = (i: number) => evalsha(genqueueScript, keysOf(ids[i]!, jobs[i]!.group), [ids[i]!, jobs[i]!.group, jobs[i]!.payload]);
-  const outcomes = await sendMinted(connection, genqueueScript, ids, minted, commandOf, (o) => verdictOf(o) === 'duplicate', mint);
-  const results = ids.map((id, i) => {
-    const verdict = verdictOf(outcomes[i]!, '@genqueue');
-    return verdict instanceof EmqError ? { id, error: verdict } : { id, verdict };
-  });
-  if (results.some((r) => 'error' in r)) throw new BatchError(results);
-  return results as JobResult[];
 }
 
 /** enqueueGroupedOnce's options: enqueueOnce's (scope, key, payload, compare, ttlSeconds, id, mint) and the group. */

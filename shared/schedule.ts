@@ -3,9 +3,9 @@
 // ms) until the library's @promote moves it to pending (or, with a group, to the group's
 // lane). EVALSHA first, EVAL only after NOSCRIPT, as every script.
 import type { Connection, Outcome } from './connection.js';
-import { evalsha, runScript } from './dispatch.js';
+import { runScript } from './dispatch.js';
 import { EmqError, ProtocolError, fromReply } from './errors.js';
-import { checkPayload, BatchError, sendMinted, type JobInput, type Payload } from './enqueue.js';
+import { checkPayload, type Payload } from './enqueue.js';
 import { checkTtlSeconds, replyOf, sendOnce, type OnceOptions } from './enqueue-once.js';
 import { mintId } from './ids.js';
 import { dedupIdOf, dedupKey, scheduleKeys, validateGroup, validateId } from './keyspace.js';
@@ -80,50 +80,9 @@ export async function schedule(connection: Connection, queue: string, id: string
   return verdict;
 }
 
-/** A job for scheduleMany: its time (and group), and an id or none (one is minted). */
-export interface ScheduledJobInput extends JobInput, ScheduleOptions {}
-
 export interface ScheduleResult {
   id: string;
   verdict: ScheduleVerdict;
-}
-
-/**
- * Schedules many jobs of one queue as one pipeline (one round trip in steady state; at most
- * two after a script flush), each with its own time and group. As enqueueMany: every job is
- * checked before anything is sent (an error names its index), each stays atomic on its own,
- * a verdict per job in order, minted ids that collide with another minter's are minted
- * again, TRYAGAIN is retried, and if any job fails, BatchError says which landed.
- */
-export async function scheduleMany(
-  connection: Connection,
-  queue: string,
-  jobs: readonly ScheduledJobInput[],
-  mint: () => string = mintId,
-): Promise<ScheduleResult[]> {
-  const keysOf = scheduleKeys(queue);
-  const minted = jobs.map((job) => job.id === undefined);
-  const checked = jobs.map((job, index) => {
-    try {
-      const id = job.id ?? mint();
-      keysOf(id);
-      return { id, args: argsOf(job.payload, job) };
-    } catch (err) {
-      if (err instanceof Error) err.message = `job ${index}: ${err.message}`;
-      throw err;
-    }
-  });
-  const ids = checked.map((c) => c.id);
-  const rest = checked.map((c) => c.args);
-  if (jobs.length === 0) return [];
-  const commandOf = (i: number) => evalsha(scheduleScript, keysOf(ids[i]!), [ids[i]!, ...rest[i]!]);
-  const outcomes = await sendMinted(connection, scheduleScript, ids, minted, commandOf, (o) => verdictOf(o) === 'duplicate', mint);
-  const results = ids.map((id, i) => {
-    const verdict = verdictOf(outcomes[i]!);
-    return verdict instanceof EmqError ? { id, error: verdict } : { id, verdict };
-  });
-  if (results.some((r) => 'error' in r)) throw new BatchError<ScheduleVerdict>(results);
-  return results as ScheduleResult[];
 }
 
 /** scheduleOnce's options: enqueueOnce's (scope, key, payload, compare, ttlSeconds, id, mint) and the time (and group). */

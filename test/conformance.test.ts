@@ -1,6 +1,6 @@
 // The wire, proven: @enqueue through each connection against each real server.
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../shared/connection.js';
 import {
   BatchError,
@@ -14,19 +14,9 @@ import {
   enqueueScript,
   mintId,
 } from '../shared/index.js';
-import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+import { freshQueue, type Admin } from './support/admin.js';
+import { counting } from './support/counting.js';
 import { connectedTo, targets } from './support/targets.js';
-
-/** The connection, counting the calls that cross the seam (each is one round trip). */
-function counting(conn: Connection) {
-  const counts = { run: 0, pipeline: 0 };
-  return {
-    counts,
-    run: (c: Parameters<Connection['run']>[0]) => (counts.run++, conn.run(c)),
-    pipeline: (c: Parameters<Connection['pipeline']>[0]) => (counts.pipeline++, conn.pipeline(c)),
-    close: () => conn.close(),
-  };
-}
 
 const raw = (sha1: string, keys: string[], args: (string | Uint8Array)[]) => ({ op: 'evalsha', sha1, keys, args }) as const;
 

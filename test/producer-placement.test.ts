@@ -10,6 +10,7 @@ import { configFrom } from '../functions/producer/config.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { libraryConsumer } from './support/consumer.js';
+import { counting } from './support/counting.js';
 
 const TOKEN = 'placement-test-token-0123456789';
 const A = 'PRT0KHTOWnGLuC';
@@ -24,6 +25,7 @@ describe('producer placement: lanes and the schedule', () => {
   let glide: GlideConnection;
   let admin: Admin;
   let app: ReturnType<typeof createProducerApp>;
+  let seam: ReturnType<typeof counting>;
 
   beforeAll(async () => {
     glide = await connectGlide(valkeyUrl);
@@ -36,7 +38,8 @@ describe('producer placement: lanes and the schedule', () => {
       }),
       EMQ_MAX_DELAY: '1h',
     });
-    app = createProducerApp({ config: () => config, connection: () => glide });
+    seam = counting(glide);
+    app = createProducerApp({ config: () => config, connection: () => seam });
   });
   afterAll(async () => {
     await glide?.close();
@@ -175,9 +178,11 @@ describe('producer placement: lanes and the schedule', () => {
     expect(await admin.footprint(q)).toEqual({});
   });
 
-  it('a batch mixes flat, lane and scheduled items; a verdict per item, in order', async () => {
+  it('a batch mixes flat, lane and scheduled items in one round trip; a verdict per item, in order', async () => {
     const q = freshQueue('batch');
     const consumer = libraryConsumer(admin, q);
+    await post(`/v1/queues/${freshQueue('warm')}/batch`, JSON.stringify([{ payload: 'w' }, { payload: 'w', group: A }, { payload: 'w', delay: '1s' }]));
+    Object.assign(seam.counts, { run: 0, pipeline: 0 });
     const res = await post(
       `/v1/queues/${q}/batch`,
       JSON.stringify([
@@ -190,6 +195,7 @@ describe('producer placement: lanes and the schedule', () => {
     expect(res.status).toBe(200);
     const results = res.body.results as Array<{ id: string; verdict: string }>;
     expect(results.map((r) => r.verdict)).toEqual(['enqueued', 'enqueued', 'scheduled', 'scheduled']);
+    expect(seam.counts).toEqual({ run: 0, pipeline: 1 });
     expect((await consumer.claim())?.id).toBe(results[0]!.id);
     expect(await consumer.gclaim()).toMatchObject({ id: results[1]!.id, group: A });
     expect(await consumer.promote()).toBe(0);

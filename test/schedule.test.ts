@@ -2,7 +2,7 @@
 // born `state scheduled` (three fields, or four with a group), the id in the schedule set at
 // its run-at score, nothing in any pending set or lane; duplicates and every refusal write
 // nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome, Reply } from '../shared/connection.js';
 import {
   BatchError,
@@ -24,21 +24,11 @@ import {
   scheduleOnceScript,
   scheduleScript,
 } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot, type Admin } from './support/admin.js';
+import { counting } from './support/counting.js';
 import { connectedTo, targets } from './support/targets.js';
 
 const GROUP = 'PRT0KHTOWnGLuC';
-
-/** The connection, counting the calls that cross the seam (each is one round trip). */
-function counting(conn: Connection) {
-  const counts = { run: 0, pipeline: 0 };
-  return {
-    counts,
-    run: (c: Parameters<Connection['run']>[0]) => (counts.run++, conn.run(c)),
-    pipeline: (c: Parameters<Connection['pipeline']>[0]) => (counts.pipeline++, conn.pipeline(c)),
-    close: () => conn.close(),
-  };
-}
 
 describe.each(targets())('@schedule: $name', (target) => {
   const held = connectedTo(target);

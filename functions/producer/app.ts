@@ -29,7 +29,7 @@ import {
   createMinter,
   drawNode,
   enqueue,
-  enqueueMany,
+  admitMany,
   enqueueNew,
   jobState,
   validateId,
@@ -41,7 +41,7 @@ import {
 } from '../../shared/index.js';
 import { publicFound } from '../../shared/fence.js';
 import { TooLarge, readBody } from '../http/body.js';
-import { parseBatch, type BatchItem } from './batch.js';
+import { parseBatch } from './batch.js';
 import { isScheduled, placementOf, type Placement } from './placement.js';
 import type { Config } from './config.js';
 import { Problem, problemResponse } from './problem.js';
@@ -263,32 +263,9 @@ export function createProducerApp({ config, connection, regionOf, minter: given 
       throw err;
     });
     const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs).map((job) => ({ ...job, ...withDefaultLane(queue, job, groupOf) }));
-    return c.json({ queue, results: await admitMany(via(c, queue), queue, jobs) });
+    // flat, lane and scheduled items alike: one pipeline, a result per item in order
+    return c.json({ queue, results: await admitMany(via(c, queue), queue, jobs, mint) });
   });
-
-  /**
-   * A checked batch: its flat, lane and scheduled jobs, each kind one pipeline, the kinds sent
-   * at once (so one round trip's wait); a result per job, in order. When any job failed, the
-   * first failure is thrown once every pipeline has answered.
-   */
-  const admitMany = async (valkey: Connection, queue: string, jobs: readonly BatchItem[]): Promise<Admitted[]> => {
-    const kinds = { flat: [] as number[], lane: [] as number[], scheduled: [] as number[] };
-    jobs.forEach((job, i) => kinds[isScheduled(job) ? 'scheduled' : job.group !== undefined ? 'lane' : 'flat'].push(i));
-    const pick = (indexes: number[]) => indexes.map((i) => jobs[i]!);
-    const settled = await Promise.allSettled([
-      kinds.flat.length ? enqueueMany(valkey, queue, pick(kinds.flat), mint) : [],
-      kinds.lane.length ? enqueueGroupedMany(valkey, queue, pick(kinds.lane) as Array<BatchItem & { group: string }>, mint) : [],
-      kinds.scheduled.length ? scheduleMany(valkey, queue, pick(kinds.scheduled), mint) : [],
-    ]);
-    const failed = settled.find((s) => s.status === 'rejected');
-    if (failed) throw failed.reason;
-    const results: Admitted[] = [];
-    [kinds.flat, kinds.lane, kinds.scheduled].forEach((indexes, k) => {
-      const answered = (settled[k] as PromiseFulfilledResult<Admitted[]>).value;
-      indexes.forEach((i, j) => (results[i] = answered[j]!));
-    });
-    return results;
-  };
 
   app.get('/v1/queues/:queue/jobs/:id', async (c) => {
     const queue = queueOf(c);
