@@ -120,7 +120,12 @@ describe.each(targets())('admitMany: $name', (target) => {
     for (const [job, message] of bad) await expect(admitMany(conn, q, [...good, job])).rejects.toThrow(message);
     // the one-kind batches refuse a job of another kind rather than send it flat
     await expect(enqueueGroupedMany(conn, q, [{ payload: 'l', group: A }, { payload: 'x' } as never])).rejects.toThrow(/^job 1: group/);
-    await expect(scheduleMany(conn, q, [{ payload: 's', at: 1 }, { payload: 'x', group: A }])).rejects.toThrow(/^job 1: a scheduled job needs/);
+    await expect(
+      scheduleMany(conn, q, [
+        { payload: 's', at: 1 },
+        { payload: 'x', group: A },
+      ]),
+    ).rejects.toThrow(/^job 1: a scheduled job needs/);
     expect(await admin.footprint(q)).toEqual({});
     expect(await admitMany(conn, q, [])).toEqual([]);
   });
@@ -129,7 +134,9 @@ describe.each(targets())('admitMany: $name', (target) => {
     const q = freshQueue('mix');
     await admin.call('SET', `emq:{${q}}:g:${B}:pending`, 'not a zset');
     const before = await snapshot(admin, q);
-    const err = (await admitMany(conn, q, [{ payload: 'f' }, { payload: 'lb', group: B }, { payload: 's', at: 3 }]).catch((e: unknown) => e)) as BatchError<string>;
+    const err = (await admitMany(conn, q, [{ payload: 'f' }, { payload: 'lb', group: B }, { payload: 's', at: 3 }]).catch(
+      (e: unknown) => e,
+    )) as BatchError<string>;
     expect(err).toBeInstanceOf(BatchError);
     const [flat, lane, later] = err.results;
     expect(flat).toMatchObject({ verdict: 'enqueued' });
