@@ -20,14 +20,47 @@ export type BatchItem = JobInput & Placement;
 
 const ITEM_NAMES = { group: 'group', delay: 'delay', notBefore: 'notBefore' };
 
-export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: number, maxDelayMs = 365 * 86_400_000, now = Date.now()): BatchItem[] {
-  let items: unknown;
-  try {
-    // fatal: a body that is not UTF-8 would otherwise be decoded into other bytes
-    items = JSON.parse(strictUtf8.decode(body));
-  } catch {
-    throw new Problem(400, 'invalid_batch', 'the body is not valid UTF-8 JSON: send an array of {"payload"} or {"payloadBase64"} items');
+/**
+ * An item's payload bytes from exactly one of `payload` (UTF-8 text) and `payloadBase64`;
+ * anything else throws `refuse(detail)`. Shared by batch items and flow jobs.
+ */
+export function itemPayload(payload: unknown, payloadBase64: unknown, refuse: (detail: string) => Error): Uint8Array {
+  if (typeof payload === 'string' && payloadBase64 === undefined) {
+    if (!payload.isWellFormed()) throw refuse('payload has a lone surrogate, which has no UTF-8 form: send payloadBase64');
+    return utf8.encode(payload);
   }
+  if (typeof payloadBase64 === 'string' && payload === undefined) {
+    const decoded = fromBase64(payloadBase64);
+    if (!decoded) throw refuse('payloadBase64 is not base64 (standard alphabet, padded)');
+    return decoded;
+  }
+  throw refuse('needs exactly one of payload (a string) or payloadBase64 (a base64 string)');
+}
+
+/** Checks an item's optional job id; a bad one throws `refuse(detail)` saying what is wrong. */
+export function itemId(id: unknown, refuse: (detail: string) => Error): asserts id is string | undefined {
+  if (id === undefined) return;
+  if (typeof id !== 'string') throw refuse('id must be a string');
+  try {
+    validateId(id);
+  } catch (err) {
+    throw refuse((err as Error).message);
+  }
+}
+
+/** The body as UTF-8 JSON (fatal: a body that is not UTF-8 would otherwise be decoded into other bytes), or undefined. */
+export function jsonOf(body: Uint8Array): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(strictUtf8.decode(body)) };
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: number, maxDelayMs = 365 * 86_400_000, now = Date.now()): BatchItem[] {
+  const parsed = jsonOf(body);
+  if (!parsed) throw new Problem(400, 'invalid_batch', 'the body is not valid UTF-8 JSON: send an array of {"payload"} or {"payloadBase64"} items');
+  const items = parsed.value;
   if (!Array.isArray(items) || items.length === 0) throw new Problem(400, 'invalid_batch', 'the body must be a non-empty JSON array');
   if (items.length > max) throw new Problem(400, 'invalid_batch', `${items.length} items; a batch holds at most ${max}`);
   return items.map((item: unknown, i) => {
@@ -51,26 +84,9 @@ export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: numbe
     } catch (err) {
       throw bad(i, (err as Error).message);
     }
-    let bytes: Uint8Array;
-    if (typeof payload === 'string' && payloadBase64 === undefined) {
-      if (!payload.isWellFormed()) throw bad(i, 'payload has a lone surrogate, which has no UTF-8 form: send payloadBase64');
-      bytes = utf8.encode(payload);
-    } else if (typeof payloadBase64 === 'string' && payload === undefined) {
-      const decoded = fromBase64(payloadBase64);
-      if (!decoded) throw bad(i, 'payloadBase64 is not base64 (standard alphabet, padded)');
-      bytes = decoded;
-    } else {
-      throw bad(i, 'needs exactly one of payload (a string) or payloadBase64 (a base64 string)');
-    }
+    const bytes = itemPayload(payload, payloadBase64, (detail) => bad(i, detail));
     if (bytes.length > maxPayloadBytes) throw bad(i, `payload is ${bytes.length} bytes; the limit is ${maxPayloadBytes}`);
-    if (id !== undefined) {
-      if (typeof id !== 'string') throw bad(i, 'id must be a string');
-      try {
-        validateId(id);
-      } catch (err) {
-        throw bad(i, (err as Error).message);
-      }
-    }
+    itemId(id, (detail) => bad(i, detail));
     // an item without an id gets one minted when it is sent (and a fresh one should it collide)
     return id === undefined ? { payload: bytes, ...placement } : { id: id as string, payload: bytes, ...placement };
   });

@@ -10,6 +10,8 @@ export type ProblemCode =
   | 'invalid_id'
   | 'invalid_payload'
   | 'invalid_batch'
+  | 'invalid_flow'
+  | 'job_exists'
   | 'payload_too_large'
   | 'not_found'
   | 'not_allowed'
@@ -35,6 +37,8 @@ const TITLES: Record<ProblemCode, string> = {
   invalid_id: 'Invalid job id',
   invalid_payload: 'Invalid payload',
   invalid_batch: 'Invalid batch',
+  invalid_flow: 'Invalid flow',
+  job_exists: 'A job of this flow already exists',
   payload_too_large: 'Payload too large',
   not_found: 'Not found',
   not_allowed: 'Method not allowed',
