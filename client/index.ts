@@ -215,6 +215,43 @@ export function createProducerClient({
       return results;
     },
 
+    /**
+     * Adds a flow: `parent` runs once every child has completed. Ids are minted here unless
+     * given, so a retried request is the same flow (`duplicate`, nothing doubled). A child may
+     * name another `queue` and `onFailure: 'ignore'` (default 'fail-parent'). A freshly minted
+     * id already taken by another minter's job (answered duplicate, or 409 job_exists for a
+     * child, on the first try) is minted again.
+     */
+    async flow(queue: string, flow: FlowInput): Promise<FlowResult> {
+      const parentId = flow.parent.id;
+      const ids = [parentId ?? mint(), ...flow.children.map((c) => c.id ?? mint())];
+      const given = [parentId !== undefined, ...flow.children.map((c) => c.id !== undefined)];
+      for (let tries = 1; ; tries++) {
+        const body = JSON.stringify({
+          parent: item(ids[0]!, flow.parent.payload),
+          children: flow.children.map((c, i) => ({
+            ...item(ids[i + 1]!, c.payload),
+            ...(c.queue !== undefined && { queue: c.queue }),
+            ...(c.onFailure !== undefined && { onFailure: c.onFailure }),
+          })),
+        });
+        let answer: { body: unknown; first: boolean };
+        try {
+          answer = await send(`${queuePath(queue)}/flows`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+        } catch (err) {
+          // a child id minted here that another minter's job holds: a collision, mint it again
+          const index = err instanceof ProducerError && err.code === 'job_exists' ? err.problem.index : undefined;
+          if (typeof index !== 'number' || given[index + 1] || tries >= MINT_TRIES) throw err;
+          ids[index + 1] = remint(mint);
+          continue;
+        }
+        const result = answer.body as FlowResult;
+        if (!(answer.first && !given[0] && result.verdict === 'duplicate')) return result;
+        if (tries >= MINT_TRIES) throw new ProducerError(0, 'id_collision', `${tries} ids minted here were already taken: give each minter its own nodeId`);
+        ids[0] = remint(mint);
+      }
+    },
+
     /** The job's state and attempts, or null when there is no such job. */
     async status(queue: string, id: string): Promise<{ id: string; queue: string; state: string; attempts: number } | null> {
       try {
@@ -229,3 +266,17 @@ export function createProducerClient({
 }
 
 export type ProducerClient = ReturnType<typeof createProducerClient>;
+
+/** A flow: its parent, and 1 to 1,000 children (in the parent's queue unless one names another). */
+export interface FlowInput {
+  parent: { payload: Payload; id?: string };
+  children: ReadonlyArray<{ payload: Payload; id?: string; queue?: string; onFailure?: 'fail-parent' | 'ignore' }>;
+}
+
+export interface FlowResult {
+  queue: string;
+  parent: { id: string };
+  children: Array<{ queue: string; id: string }>;
+  /** `duplicate`: the parent id exists (nothing written). */
+  verdict: 'enqueued' | 'duplicate';
+}
