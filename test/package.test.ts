@@ -9,7 +9,7 @@
 // dependency it declares is linked to this checkout's installed copy (checked to be the
 // declared version). No registry: `npm install --offline` needs package metadata that
 // `npm ci` never caches, and with links the package can resolve nothing it does not declare.
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -214,6 +214,19 @@ describe('the package, packed and installed into a fresh project', () => {
         process.kill(-wrangler.pid!, 'SIGKILL'); // workerd, if wrangler left it behind
       } catch {}
     }
+  });
+
+  it('a Worker that imports the Node-only glide connection does not bundle, even with nodejs_compat', () => {
+    const xdg = join(scratch, '.xdg-glide');
+    mkdirSync(xdg);
+    const bundle = spawnSync(
+      join(root, 'node_modules', '.bin', 'wrangler'),
+      ['deploy', '--dry-run', '--config', 'wrangler.glide.toml', '--outdir', join(dir, 'glide-bundle')],
+      { cwd: scratch, encoding: 'utf8', env: { ...process.env, ...offlineEnv(), XDG_CONFIG_HOME: xdg }, timeout: 60_000 },
+    );
+    expect(bundle.status, bundle.stdout + bundle.stderr).not.toBe(0);
+    // refused at the export map, for want of the node condition: not some later bundling error
+    expect(bundle.stdout + bundle.stderr).toMatch(/enabling the "node" condition/);
   });
 
   it("the producer app mounted under the user's prefix, behind the user's own auth", async () => {
