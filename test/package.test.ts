@@ -97,7 +97,11 @@ describe('the package, packed and installed into a fresh project', () => {
     dir = mkdtempSync(join(tmpdir(), 'emq-package-'));
     // dist/ is built by npm test's pretest (npm run build:node); packing without scripts keeps
     // this test from rewriting dist/ under other tests' feet
-    const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8' });
+    const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'], // npm's notices on stderr: kept out of the test's output
+    });
     packed = (JSON.parse(out) as Packed[])[0]!;
 
     scratch = join(dir, 'user');
