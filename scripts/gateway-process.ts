@@ -20,7 +20,12 @@ export interface GatewayProcess {
   restart(): Promise<void>;
 }
 
-export async function startGatewayProcess(valkeyUrl: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
+/** `bin`: the emq command to run; default this checkout's (the package test runs an installed one). */
+export async function startGatewayProcess(
+  valkeyUrl: string,
+  env: Record<string, string> = {},
+  bin = join(repoRoot(), 'bin', 'emq.js'),
+): Promise<GatewayProcess> {
   const admin = `adm-${randomBytes(16).toString('hex')}`;
   const producer = `prd-${randomBytes(16).toString('hex')}`;
   const childEnv: NodeJS.ProcessEnv = {
@@ -35,7 +40,7 @@ export async function startGatewayProcess(valkeyUrl: string, env: Record<string,
   let exited: Promise<number | null>;
   const launch = () =>
     new Promise<string>((resolve, reject) => {
-      child = spawn(process.execPath, [join(repoRoot(), 'bin', 'emq.js'), 'gateway'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(process.execPath, [bin, 'gateway'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
       exited = new Promise((r) => child.once('exit', (code) => r(code)));
       child.stderr!.on('data', (d) => (err += d));
       let out = '';

@@ -1,5 +1,7 @@
 // The keyspace and enqueue package: runtime-agnostic (no Node built-ins, no Workers APIs).
 export type { Arg, Connection, Outcome, Reply, ScriptCommand } from './connection.js';
+export { RestConnection, connectRest } from './connections/rest.js';
+export type { RestOptions } from './connections/rest.js';
 export { BatchError, MINT_TRIES, enqueue, enqueueNew } from './enqueue.js';
 export { admitMany, enqueueGroupedMany, enqueueMany, scheduleMany } from './batch.js';
 export type { AdmitInput, AdmitResult, AdmitVerdict, GroupedJobInput, ScheduledJobInput } from './batch.js';

@@ -59,6 +59,12 @@ export interface ProducerOptions {
   regionOf?: (queue: string) => string | undefined;
   /** The minter for ids this app mints; default: one on the configured node id (EMQ_NODE_ID / EMQ_NODE_IDS). */
   minter?: Minter;
+  /**
+   * Who is calling /v1/queues/*, or undefined for 401. Default: the `Authorization: Bearer`
+   * token, one of EMQ_TOKENS. Give your own when the app is mounted behind your own auth
+   * (its middleware runs first; read what it set from `c`); EMQ_TOKENS is then not used.
+   */
+  caller?: (c: Context) => Caller | undefined | Promise<Caller | undefined>;
 }
 
 type Env = { Variables: { caller: Caller } };
@@ -84,7 +90,7 @@ function problemOf(err: unknown): Problem {
   return new Problem(500, 'internal', 'an unexpected error; nothing about it is shown here');
 }
 
-export function createProducerApp({ config, connection, regionOf, minter: given }: ProducerOptions): Hono<Env> {
+export function createProducerApp({ config, connection, regionOf, minter: given, caller: own }: ProducerOptions): Hono<Env> {
   const app = new Hono<Env>();
   // this app's minter, on its configured node id (or one drawn from the pool once, at first use)
   let minter: Minter | undefined = given;
@@ -130,11 +136,19 @@ export function createProducerApp({ config, connection, regionOf, minter: given 
     return c.json({ status: 'ready' });
   });
 
-  app.use('/v1/queues/*', async (c, next) => {
+  const bearer = (c: Context): Caller | undefined => {
+    const { tokens } = settings();
+    if (!tokens) throw new Problem(500, 'misconfigured', 'EMQ_TOKENS was not read (configFrom with tokens: false) and the app was given no caller');
     const header = c.req.header('Authorization');
     const token = header && /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-    const caller = token ? settings().tokens.callerOf(token) : undefined;
-    if (!caller) throw new Problem(401, 'unauthorized', 'send Authorization: Bearer <token> with a token from EMQ_TOKENS');
+    return token ? tokens.callerOf(token) : undefined;
+  };
+
+  app.use('/v1/queues/*', async (c, next) => {
+    const caller = await (own ?? bearer)(c);
+    if (!caller) {
+      throw new Problem(401, 'unauthorized', own ? 'this request has no caller' : 'send Authorization: Bearer <token> with a token from EMQ_TOKENS');
+    }
     c.set('caller', caller);
     await next();
   });
@@ -153,8 +167,6 @@ export function createProducerApp({ config, connection, regionOf, minter: given 
     if (region) c.header('Emq-Region', region);
     return connection(queue);
   };
-
-  const location = (queue: string, id: string) => `/v1/queues/${queue}/jobs/${id}`;
 
   const payloadOf = (c: Context, max: number) =>
     readBody(c, max).catch((err: unknown) => {
@@ -229,7 +241,8 @@ export function createProducerApp({ config, connection, regionOf, minter: given 
       }
     }
     const { id, verdict } = admitted;
-    c.header('Location', location(queue, id));
+    // the request's own path (…/v1/queues/<queue>/jobs): right under any prefix the app is mounted at
+    c.header('Location', `${c.req.path}/${id}`);
     return c.json({ id, queue, verdict }, verdict === 'duplicate' ? 200 : 201);
   });
 

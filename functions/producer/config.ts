@@ -11,7 +11,8 @@ import { parseSources, type Source } from './webhooks/sources.js';
 export type { Vars };
 
 export interface Config {
-  tokens: CallerTokens;
+  /** EMQ_TOKENS; undefined only when read with `tokens: false` (the app is given its own caller). */
+  tokens: CallerTokens | undefined;
   maxPayloadBytes: number;
   maxBatchBytes: number;
   maxBatchItems: number;
@@ -28,12 +29,17 @@ export interface Config {
   groupOf: QueueGroups;
 }
 
-export function configFrom(vars: Vars): Config {
+export interface ConfigOptions {
+  /** Read EMQ_TOKENS (required then). false: not read, for an app given its own `caller`. Default true. */
+  tokens?: boolean;
+}
+
+export function configFrom(vars: Vars, { tokens = true }: ConfigOptions = {}): Config {
   const dedupeTtlSeconds = wholeNumber(vars, 'EMQ_DEDUPE_TTL_SECONDS');
   const maxDelayMs = duration(vars, 'EMQ_MAX_DELAY');
   return {
     // JSON of a given shape: their own parsers (named in the table) check it
-    tokens: parseCallerTokens(vars.EMQ_TOKENS),
+    tokens: tokens ? parseCallerTokens(vars.EMQ_TOKENS) : undefined,
     maxPayloadBytes: wholeNumber(vars, 'EMQ_MAX_PAYLOAD_BYTES'),
     maxBatchBytes: wholeNumber(vars, 'EMQ_MAX_BATCH_BYTES'),
     maxBatchItems: 1_000,

@@ -20,7 +20,7 @@ export interface CallerTokens {
 
 const utf8 = new TextEncoder();
 
-function allowing(patterns: string[]): (queue: string) => boolean {
+function allowing(patterns: readonly string[]): (queue: string) => boolean {
   const exact = new Set(patterns.filter((p) => !p.endsWith('*')));
   const prefixes = patterns.filter((p) => p.endsWith('*')).map((p) => p.slice(0, -1));
   return (q) => exact.has(q) || prefixes.some((p) => q.startsWith(p));
@@ -68,4 +68,19 @@ export function parseCallerTokens(spec: string | undefined): CallerTokens {
       return found;
     },
   };
+}
+
+/**
+ * A caller your own auth has already vouched for (the app's `caller` option): the queues it
+ * may use, as EMQ_TOKENS patterns, and the scope its Idempotency-Keys live in (e.g. a user
+ * or tenant id; one key names one job per scope). Scopes are kept apart from EMQ_TOKENS'.
+ */
+export function trustedCaller({ queues, scope }: { queues: readonly string[]; scope: string }): Caller {
+  if (queues.length === 0 || !queues.every((q) => typeof q === 'string' && q.length > 0)) {
+    throw new TypeError('trustedCaller: queues must be a non-empty array of queue names or prefixes ending in *');
+  }
+  if (typeof scope !== 'string' || scope.length === 0) throw new TypeError('trustedCaller: scope must be a non-empty string');
+  // token scopes are 64 hex digits: the prefix keeps an own scope from ever naming one
+  const own = Promise.resolve(`own:${scope}`);
+  return { allows: allowing(queues), scope: () => own };
 }

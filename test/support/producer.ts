@@ -14,9 +14,12 @@ export interface ProducerProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts `emq producer` on a free port of 127.0.0.1; `env` is laid over this process's. */
-export async function startProducerProcess(env: Record<string, string>): Promise<ProducerProcess> {
-  const child = spawn(process.execPath, [bin, 'producer'], {
+/**
+ * Starts `emq producer` on a free port of 127.0.0.1; `env` is laid over this process's.
+ * `command`: the emq command to run; default this checkout's (the package test runs an installed one).
+ */
+export async function startProducerProcess(env: Record<string, string>, command = bin): Promise<ProducerProcess> {
+  const child = spawn(process.execPath, [command, 'producer'], {
     env: { ...process.env, PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
