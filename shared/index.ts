@@ -27,7 +27,9 @@ export {
   QUEUE_MAX_LENGTH,
   dedupIdOf,
   dedupKey,
+  dependenciesKey,
   enqueueKeys,
+  flowOutboxKey,
   genqueueKeys,
   groupActiveKey,
   groupLimitKey,
@@ -35,6 +37,7 @@ export {
   laneKey,
   pausedGroupsKey,
   pendingKey,
+  processedKey,
   ringKey,
   scheduleKey,
   scheduleKeys,
@@ -52,10 +55,15 @@ export { SCHEDULE_AT_MAX_MS, SCHEDULE_DELAY_MAX_MS, schedule, scheduleMany, sche
 export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerdict, ScheduledJobInput } from './schedule.js';
 export { enqueueGrouped, enqueueGroupedMany, enqueueGroupedOnce } from './lanes.js';
 export type { GroupedJobInput, GroupedOnceOptions } from './lanes.js';
+export { FLOW_MAX_CHILDREN, addFlow } from './flow.js';
+export type { FailurePolicy, FlowChildInput, FlowInput, FlowJob, FlowResult, PartlyLanded } from './flow.js';
 export {
   allScripts,
   enqueueOnceScript,
   enqueueScript,
+  flowChildScript,
+  flowParentScript,
+  flowScript,
   genqueueOnceScript,
   genqueueScript,
   jobStateScript,
