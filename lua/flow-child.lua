@@ -1,56 +1,44 @@
 --[[
-  @flow-child: one child of a flow that has a child in another queue, in its own queue's
-  slot, after @flow-parent held the parent. Born claimable in the child's pending set,
-  carrying its parent, the parent's queue when that is another, and its failure policy.
-  The library's @enqueue_flow_child and the parent_policy HSET it sends after it, in one
-  HSET, with this project's hardening: a row that exists is never overwritten, and a
-  refusal writes nothing. Mode check answers the same without writing: the host checks
-  every child this way before it holds the parent, so that a child in the way refuses the
-  flow before anything is written.
+  @flow-child: one child of a flow with a child in another queue, in its own queue's slot,
+  after @flow-parent held the parent: claimable, carrying its parent, the parent's queue when
+  another, and its policy. The library's @enqueue_flow_child and the parent_policy HSET its
+  host sends after it, in one HSET, hardened: a row is never overwritten, a refusal writes
+  nothing. Mode check writes nothing: the host checks every child before it holds the parent,
+  so that a child in the way refuses the flow before anything is written. Sent again (the
+  same flow, after a failure halfway), a child there, or that ran, is skipped (reply 0).
 
-  Sending the same flow again after a failure halfway completes it: a child that is there
-  already, or was and completed, is skipped (reply 0); a child id held by another job
-  refuses.
+  KEYS[1]  emq:{<cq>}:job:<child>   the child's row (HASH)
+  KEYS[2]  emq:{<cq>}:pending       its queue's pending set (ZSET)
+  KEYS[3]  where its completion is recorded until the parent counts it, read only: the parent
+           in this queue (ARGV[3] empty): emq:{<cq>}:job:<parent>:processed (HASH); else
+           emq:{<cq>}:flow:outbox (LIST of <parent queue>\0<parent>\0<child>\0<result>)
 
-  KEYS[1]  emq:{<cq>}:job:<child>    the child's row (HASH)
-  KEYS[2]  emq:{<cq>}:pending        the child's queue's pending set (ZSET)
-  KEYS[3]  where the child's completion is recorded before its parent counts it, read
-           only. The parent in the child's queue (ARGV[3] empty):
-           emq:{<cq>}:job:<parent>:processed (HASH, the fan-in's record); else
-           emq:{<cq>}:flow:outbox (LIST: entries <parent queue>\0<parent>\0<child>\0<result>
-           that the library's Pump delivers to the parent)
-
-  ARGV[1]  <child>    the child's id: JOB + 11 base62 digits (a branded id)
-  ARGV[2]  <parent>   the parent's id, a branded JOB id other than the child's
-  ARGV[3]  <pqueue>   empty when the parent runs in the child's queue, else the parent's
-                      queue (1 to 128 of A-Za-z0-9._-, not emq, not the child's queue)
-  ARGV[4]  <policy>   fp (the child's death fails the parent) or id (it counts as done)
-  ARGV[5]  <mode>     check (write nothing) or land
-  ARGV[6]  <payload>  land only: the child's bytes, stored verbatim; the last argument
+  ARGV[1]  <child>    a branded JOB id (JOB + 11 base62 digits)
+  ARGV[2]  <parent>   a branded JOB id, not the child's
+  ARGV[3]  <pqueue>   empty (the parent in this queue) or the parent's queue (1-128 of
+                      A-Za-z0-9._-, not emq, not cq)
+  ARGV[4]  <policy>   fp (its death fails the parent) or id (it counts as done)
+  ARGV[5]  <mode>     check or land
+  ARGV[6]  <payload>  land only: stored verbatim; the last argument
 
   Replies
-    1  check: the child would land; land: it landed: HSET the row state pending attempts 0
-       payload <payload> parent <parent> [parent_queue <pqueue>, only when not empty]
-       parent_policy <policy>; ZADD pending 0 <child>
-    0  the child is there, or was: its row exists with parent <parent> and parent_queue
-       <pqueue> (no parent_queue when ARGV[3] is empty); or its row is gone and KEYS[3]
-       records its completion (a :processed field <child>, or an outbox entry starting
+    1  check: it would land; land: HSET the row state pending attempts 0 payload <payload>
+       parent <parent> [parent_queue <pqueue> when not empty] parent_policy <policy>; ZADD
+       pending 0 <child>
+    0  there, or ran: its row exists with this parent and parent_queue (none when ARGV[3] is
+       empty); or KEYS[3] records it (a :processed field, or an outbox entry starting
        <pqueue>\0<parent>\0<child>\0). Nothing written
 
-  Errors (nothing written; echoes: printable ASCII, 200 bytes each at most)
+  Errors (nothing written; echoes printable ASCII, 200 bytes at most)
     EMQKIND job id must be JOB-namespaced
-    EMQLAYOUT ...     the keys are not those above for one queue cq (1 to 128 of
-                      A-Za-z0-9._-, not emq), this child and this parent; an id not
-                      branded, or the two the same; ARGV[3] not a queue or the child's;
-                      the policy not fp or id; the mode not check or land; not 5 arguments
-                      for check or 6 for land
-    EMQCONFLICT job <child> exists and is not a child of <parent> ...   its row exists
-                      (whatever it holds) and carries another parent or parent_queue
-    WRONGTYPE ...     KEYS[2] not a sorted set, or KEYS[3] not its type above
+    EMQLAYOUT ...  not these keys of one queue cq (1-128 of A-Za-z0-9._-, not emq) and these
+                   ids; an id not branded, or the two the same; ARGV[3] not a queue, or cq; the
+                   policy or mode not above; not 5 arguments (check) or 6 (land)
+    EMQCONFLICT job <child> exists and is not a child of <parent> ...   whatever it holds
+    WRONGTYPE ...  KEYS[2] or KEYS[3] not its type above
 
-  Order: kind, layout, the row (reply 0 or EMQCONFLICT), the types of KEYS[2] and KEYS[3],
-  the record in KEYS[3] (reply 0); check: reply 1; land: HSET, ZADD, reply 1. The outbox
-  is read whole (LRANGE): the Pump drains it every tick.
+  Order: kind, layout, the row (0 or EMQCONFLICT), the types, the record (0); check: 1; land:
+  HSET, ZADD, 1. The outbox is read whole (LRANGE): the Pump drains it every tick.
 ]]
 
 local child, parent, pqueue, policy, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -70,7 +58,7 @@ local function branded(s)
   end
   return true
 end
--- the queue-name rule (explicit ranges: %w follows the locale), emq reserved
+-- the queue-name rule (%w would follow the locale), emq reserved
 local function queue(s)
   return type(s) == 'string' and #s >= 1 and #s <= 128 and s ~= 'emq' and string.match(s, '^[A-Za-z0-9._%-]+$') ~= nil
 end
@@ -100,7 +88,7 @@ if (policy ~= 'fp' and policy ~= 'id') or not ((mode == 'check' and #ARGV == 5) 
   return fail('EMQLAYOUT ARGV: child, parent, parent queue or empty, policy fp|id, then check, or land and the payload')
 end
 
--- The row: this parent's child is there already; any other job refuses
+-- the row: this parent's child is there already; any other job refuses
 local t = typeof(row)
 if t ~= 'none' then
   if t == 'hash' then
@@ -116,7 +104,7 @@ local want = pqueue == '' and 'hash' or 'list'
 kind = typeof(record)
 if kind ~= 'none' and kind ~= want then return fail('WRONGTYPE ' .. shown(record) .. ' holds a ' .. kind .. ', not a ' .. want) end
 
--- Its row gone: a completion recorded means the child ran; it does not land again
+-- its row gone: a completion recorded means it ran; it does not land again
 if pqueue == '' then
   if redis.call('HEXISTS', record, child) == 1 then return 0 end
 elseif kind == 'list' then

@@ -1,44 +1,36 @@
 --[[
-  @flow-parent: hold a flow's parent, the first step of a flow with a child in another
-  queue. The parent is held out of every set (state awaiting_children) with its count of
-  children at <parent row>:dependencies, before any child lands, so no child can complete
-  before the count exists. The library's @hold_parent, with this project's hardening: a
-  parent id in use is a duplicate and nothing is written (the library's script overwrites
-  it). @flow-child then lands each child in its own queue's slot.
-
-  Sending the same flow again (the same ids, the same payloads) after a failure halfway
-  completes it: this script answers that the parent is already held by an earlier send,
-  with the children whose completion its :processed records (their rows are gone, and they
-  are not to be landed again); @flow-child skips the children that are there.
+  @flow-parent: hold a flow's parent (a flow with a child in another queue), before any child
+  lands: out of every set, its count of children set. The library's @hold_parent, hardened: a
+  parent id in use is a duplicate and nothing is written (the library's script overwrites).
+  Sent again (the same flow, after a failure halfway), it answers that it holds the parent
+  already, with the children whose completion was counted (their rows are gone: they are not
+  to land again). @flow-child then lands each child in its own queue's slot.
 
   KEYS[1]  emq:{<q>}:job:<parent>                the parent's row (HASH)
-  KEYS[2]  emq:{<q>}:job:<parent>:dependencies   its children not done yet (STRING)
-  KEYS[3]  emq:{<q>}:job:<parent>:processed      its children's results (HASH; read only)
+  KEYS[2]  emq:{<q>}:job:<parent>:dependencies   its children not done (STRING)
+  KEYS[3]  emq:{<q>}:job:<parent>:processed      its children's results (HASH), read only
 
-  ARGV[1]  <parent>   the parent's id: JOB + 11 base62 digits (a branded id)
+  ARGV[1]  <parent>   a branded JOB id (JOB + 11 base62 digits)
   ARGV[2]  <n>        its number of children, in every queue: 1 to 1000, canonical decimal
-  ARGV[3]  <payload>  the parent's bytes, stored verbatim; the last argument
+  ARGV[3]  <payload>  stored verbatim; the last argument
 
   Replies
-    1             held: HSET the row state awaiting_children attempts 0 payload <payload>;
-                  SET dependencies <n>
-    {2, id...}    held already, by an earlier send of this flow: the row is a hash whose
-                  state is awaiting_children and whose payload is this one, and dependencies
-                  holds a whole number from 1 to n (it only counts down). The ids: the
-                  fields of :processed (children completed and counted). Nothing written
-    0             duplicate: the id is in use otherwise (its row, dependencies or processed
-                  key exists: another job, a parent released or finished, another flow);
-                  nothing written
+    1           held: HSET the row state awaiting_children attempts 0 payload <payload>;
+                SET dependencies <n>
+    {2, id...}  held already by an earlier send: the row a hash in state awaiting_children
+                with this payload, dependencies a whole number 1 to n (it only counts down);
+                the ids: the fields of :processed. Nothing written
+    0           duplicate: the row, dependencies or processed key exists otherwise (another
+                job, a parent released or finished, another flow); nothing written
 
-  Errors (nothing written; echoes: printable ASCII, 200 bytes each at most)
+  Errors (nothing written; echoes printable ASCII, 200 bytes at most)
     EMQKIND job id must be JOB-namespaced
-    EMQLAYOUT ...   the keys are not those three of one queue q (1 to 128 of A-Za-z0-9._-,
-                    not emq) and this id; the id is not branded; n is not 1 to 1000; not
-                    exactly 3 arguments
-    WRONGTYPE ...   (held already) KEYS[3] exists and is not a hash
+    EMQLAYOUT ...  not these three keys of one queue (1-128 of A-Za-z0-9._-, not emq) and this
+                   id; the id not branded; n not 1 to 1000; not 3 arguments
+    WRONGTYPE ...  (held already) KEYS[3] not a hash
 
-  Order: kind, layout, the three keys' existence; none: HSET, SET, reply 1; else the row's
-  type, state and payload, the count's type and value, KEYS[3]'s type, reply {2, ...} or 0.
+  Order: kind, layout, the keys' existence; none: HSET, SET, reply 1; else the row's type,
+  state and payload, the count, KEYS[3]'s type, reply {2, ...} or 0.
 ]]
 
 local parent, n, payload = ARGV[1], ARGV[2], ARGV[3]
@@ -82,7 +74,7 @@ if redis.call('EXISTS', row, deps, processed) == 0 then
   return 1
 end
 
--- In use: the same flow held by an earlier send, or a duplicate
+-- in use: held by an earlier send of this flow, or a duplicate
 if typeof(row) ~= 'hash' or typeof(deps) ~= 'string' then return 0 end
 local held = redis.call('HMGET', row, 'state', 'payload')
 local left = redis.call('GET', deps)

@@ -1,52 +1,39 @@
 --[[
-  @flow: admit a flow whose children all run in the parent's queue, atomically. Every child
-  is born claimable in the pending set, carrying its parent and its failure policy; the
-  parent is held out of every set (state awaiting_children) and its count of children is
-  set at <parent row>:dependencies, which the library's @complete counts down, releasing the
-  parent to pending at 0. The library's @enqueue_flow (Flows.add, every child in the parent's
-  queue) and the parent_policy HSETs it sends after it, in one script, with this project's
-  hardening: a parent that exists is a duplicate, a child that exists a refusal, and a
-  refusal writes nothing (the library's script overwrites whatever is there).
-
-  The payloads travel as one argument, the last, so REST sends them all as the raw body;
-  each id comes with its payload's size.
+  @flow: a flow whose children all run in the parent's queue, atomically. The library's
+  @enqueue_flow and the parent_policy HSETs its host sends after it, in one script, hardened:
+  a parent in use is a duplicate, a child that exists refuses, a refusal writes nothing (the
+  library's script overwrites). The payloads ride one argument, the last (REST: the raw body).
 
   KEYS[1]     emq:{<q>}:job:<parent>                the parent's row (HASH)
-  KEYS[2]     emq:{<q>}:job:<parent>:dependencies   its children not done yet (STRING)
-  KEYS[3]     emq:{<q>}:pending                     the queue's pending set (ZSET)
-  KEYS[3+i]   emq:{<q>}:job:<child i>               child i's row (HASH); i = 1..N, N 1 to 1000
+  KEYS[2]     emq:{<q>}:job:<parent>:dependencies   its children not done (STRING)
+  KEYS[3]     emq:{<q>}:pending                     the pending set (ZSET)
+  KEYS[3+i]   emq:{<q>}:job:<child i>               child i's row; i = 1..N, N 1 to 1000
 
-  ARGV[1]     <parent>    the parent's id: JOB + 11 base62 digits (a branded id)
+  ARGV[1]     <parent>    a branded JOB id (JOB + 11 base62 digits)
   ARGV[2]     <size>      the parent's payload's length in bytes
-  ARGV[3i]    <child i>   child i's id, a branded JOB id; the N + 1 ids are distinct
-  ARGV[3i+1]  <policy>    child i's failure policy: fp (its death fails the parent) or id
-                          (its death counts as done)
-  ARGV[3i+2]  <size>      child i's payload's length in bytes
-  ARGV[3N+3]  <payloads>  the payloads, concatenated: the parent's, then each child's in
-                          order; the sizes (decimal, no sign, no leading zero) add up to its
-                          length
+  ARGV[3i]    <child i>   a branded JOB id; the N + 1 ids distinct
+  ARGV[3i+1]  <policy>    fp (its death fails the parent) or id (it counts as done)
+  ARGV[3i+2]  <size>      child i's payload's length
+  ARGV[3N+3]  <payloads>  the parent's payload, then each child's, concatenated; the sizes
+                          (decimal, no sign or leading zero) add up to its length
 
   Replies
-    N  enqueued: for each child in order, HSET its row state pending attempts 0 payload <p>
-       parent <parent> parent_policy <policy> and ZADD pending 0 <child>; then HSET the
-       parent's row state awaiting_children attempts 0 payload <p>; SET dependencies N
-    0  duplicate: the parent's row or its dependencies key exists, whatever it holds (the
-       dependencies key outlives a finished parent); nothing written
+    N  enqueued: per child, HSET row state pending attempts 0 payload <p> parent <parent>
+       parent_policy <policy>, ZADD pending 0 <child>; then HSET the parent's row state
+       awaiting_children attempts 0 payload <p>; SET dependencies N
+    0  duplicate: the parent's row or dependencies key exists (that key outlives a finished
+       parent), whatever it holds; nothing written
 
-  Errors (nothing written; echoes: printable ASCII, 200 bytes each at most)
+  Errors (nothing written; echoes printable ASCII, 200 bytes at most)
     EMQKIND job id must be JOB-namespaced   the parent's id or a child's
-    EMQLAYOUT ...    not 1 to 1000 children; not the keys above for one queue q (1 to 128 of
-                     A-Za-z0-9._-, not emq) and these ids; an id not branded; an id
-                     repeated; a policy not fp or id; a size not a whole number, or the
-                     sizes not adding up to the payloads' length
+    EMQLAYOUT ...  not 1 to 1000 children; the keys not those of one queue (1-128 of
+                   A-Za-z0-9._-, not emq) and these ids; an id not branded or repeated; a
+                   policy not fp or id; a size not whole, or the sizes not the payloads' length
     EMQCONFLICT child <i> <id> exists ...   child i's row exists, whatever it holds
-    WRONGTYPE ...    KEYS[3] exists and is not a sorted set
+    WRONGTYPE ...  KEYS[3] not a sorted set
 
-  Order: kind (the parent, then each child), layout, the parent's row and dependencies
-  (reply 0), each child's row, the pending set's type; then the writes, in the library's
-  order. Every gate runs before the first write: a script that errors after a write does
-  not roll back. No string comparison uses < or >: Lua compares strings with strcoll, and
-  the server's locale decides that order.
+  Order: kind, layout, the parent (reply 0), the children's rows, the pending set's type, then
+  the writes in the library's order. No string comparison uses < or > (strcoll: the locale's).
 ]]
 
 local n = #KEYS - 3
@@ -74,14 +61,12 @@ local function size(s)
 end
 local fail = redis.error_reply
 
--- Kind gate: the parent, then every child present
 local function kind(id) return type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' end
 if kind(parent) then return fail('EMQKIND job id must be JOB-namespaced') end
 for i = 1, n do
   if ARGV[3 * i] ~= nil and kind(ARGV[3 * i]) then return fail('EMQKIND job id must be JOB-namespaced') end
 end
 
--- Layout gate: the keys of one queue, each row its id's, the arguments exactly as above
 if n < 1 or n > 1000 then
   return fail('EMQLAYOUT expected 4 to 1003 keys: the parent row, its dependencies, the pending set, then 1 to 1000 child rows')
 end
@@ -120,10 +105,8 @@ if total ~= #payloads then
   return fail('EMQLAYOUT the sizes add up to ' .. total .. ' bytes, the payloads are ' .. #payloads)
 end
 
--- Idempotency: a parent that exists (or whose count outlived it) is a duplicate
 if redis.call('EXISTS', row, deps) > 0 then return 0 end
 
--- Every child is a new job; the pending set a sorted set, or absent
 for i = 1, n do
   if redis.call('EXISTS', KEYS[3 + i]) == 1 then
     return fail('EMQCONFLICT child ' .. i .. ' ' .. ARGV[3 * i] .. ' exists: a flow child must be a new job')
@@ -132,7 +115,6 @@ end
 local t = redis.call('TYPE', pending)['ok']
 if t ~= 'none' and t ~= 'zset' then return fail('WRONGTYPE ' .. shown(pending) .. ' holds a ' .. t .. ', not a zset') end
 
--- The children, claimable, then the parent, held, and its count: the library's order
 local at = sizes[1] + 1
 for i = 1, n do
   local child = ARGV[3 * i]
