@@ -188,6 +188,11 @@ class Sending {
  * any. A flow with a minted child whose parent an earlier send holds answers `duplicate`:
  * its children cannot be told apart from that send's, so give ids to flows meant to be sent
  * again.
+ *
+ * Over REST, a flow whose children all run in the parent's queue is one request, its payloads
+ * the raw body; past a request line's length of keys and ids (some 100 children) it goes as
+ * JSON, which carries UTF-8 only: payloads that are not UTF-8 are then refused whole
+ * (InvalidPayloadError), nothing written.
  */
 export async function addFlow(connection: Connection, queue: string, flow: FlowInput, mint: () => string = mintId): Promise<FlowResult> {
   const sending = new Sending(connection, checkFlow(queue, flow), mint);
