@@ -105,7 +105,7 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
  * and sends those jobs again, at most MINT_TRIES times in all; an outcome per job, in order.
  * Updates `ids` in place with the ids the jobs were last sent under.
  */
-async function sendMinted(
+export async function sendMinted(
   connection: Connection,
   scripts: readonly Script[],
   ids: string[],

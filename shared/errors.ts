@@ -5,6 +5,7 @@ export type ErrorCode =
   | 'invalid_queue'
   | 'invalid_id'
   | 'invalid_payload'
+  | 'invalid_flow'
   | 'kind'
   | 'layout'
   | 'wrong_type'
@@ -45,6 +46,13 @@ export class InvalidPayloadError extends RefusalError {
   }
 }
 
+/** A flow's shape breaks a rule: no children or too many, a repeated id, a nested flow, an unknown failure policy. */
+export class InvalidFlowError extends RefusalError {
+  constructor(message: string) {
+    super('invalid_flow', message);
+  }
+}
+
 /** The id is not JOB-namespaced (refused host-side, or by the script's EMQKIND gate). */
 export class KindError extends RefusalError {
   constructor(message = 'job id must be JOB-namespaced') {
@@ -66,7 +74,11 @@ export class WrongTypeError extends RefusalError {
   }
 }
 
-/** An Idempotency-Key or delivery id used before with another payload (EMQCONFLICT); nothing was written. */
+/**
+ * EMQCONFLICT: an Idempotency-Key or delivery id used before with another payload, or a flow
+ * child's id that names another job. Nothing was written (a flow with a child in another queue
+ * refused after its parent was held says so, and carries the ids to send it again with).
+ */
 export class ConflictError extends RefusalError {
   constructor(message: string) {
     super('conflict', message);

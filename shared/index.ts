@@ -31,7 +31,9 @@ export {
   QUEUE_MAX_LENGTH,
   dedupIdOf,
   dedupKey,
+  dependenciesKey,
   enqueueKeys,
+  flowOutboxKey,
   genqueueKeys,
   groupActiveKey,
   groupLimitKey,
@@ -39,6 +41,7 @@ export {
   laneKey,
   pausedGroupsKey,
   pendingKey,
+  processedKey,
   ringKey,
   scheduleKey,
   scheduleKeys,
@@ -56,10 +59,15 @@ export { SCHEDULE_AT_MAX_MS, SCHEDULE_DELAY_MAX_MS, schedule, scheduleOnce } fro
 export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerdict } from './schedule.js';
 export { enqueueGrouped, enqueueGroupedOnce } from './lanes.js';
 export type { GroupedOnceOptions } from './lanes.js';
+export { FLOW_MAX_CHILDREN, addFlow } from './flow.js';
+export type { FailurePolicy, FlowChildInput, FlowInput, FlowJob, FlowResult, PartlyLanded } from './flow.js';
 export {
   allScripts,
   enqueueOnceScript,
   enqueueScript,
+  flowChildScript,
+  flowParentScript,
+  flowScript,
   genqueueOnceScript,
   genqueueScript,
   jobStateScript,

@@ -153,6 +153,25 @@ export function genqueueKeys(queue: string): (id: string, group: string) => stri
   };
 }
 
+/** `emq:{<queue>}:job:<id>:dependencies`, a flow parent's count of children not done yet (a string). */
+export function dependenciesKey(queue: string, parentId: string): string {
+  return `${jobKey(queue, parentId)}:dependencies`;
+}
+
+/** `emq:{<queue>}:job:<id>:processed`, a flow parent's completed children: child id → result (a hash). */
+export function processedKey(queue: string, parentId: string): string {
+  return `${jobKey(queue, parentId)}:processed`;
+}
+
+/**
+ * `emq:{<queue>}:flow:outbox`, the completions of this queue's flow children whose parent runs
+ * in another queue, waiting for the library's Pump to count them on the parent's slot (a list).
+ */
+export function flowOutboxKey(queue: string): string {
+  validateQueue(queue);
+  return keyOf(queue, 'flow:outbox');
+}
+
 const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 /** The characters a dedup id may hold, as the library's `de:` keys take them. */

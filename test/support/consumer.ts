@@ -6,11 +6,15 @@
 // lane's oldest job, count it in gactive, drop the group from the ring at its ceiling or
 // when its lane is empty), @complete for flat and grouped jobs (token check, ZREM active,
 // the group's bookkeeping and re-ring rule, DEL row, the completed counter), and the
-// operator's group pause and limit. A job we write is only useful if this consumer can take
-// it to the end.
+// operator's group pause and limit, and flows (§c.5, §d): @complete's fan-in (a child of a
+// parent in its queue counts down the parent's :dependencies, records itself in :processed and
+// releases the parent to pending at 0; a child of a parent in another queue pushes its
+// completion to its own queue's flow:outbox) and the Pump's delivery of that outbox on the
+// parent's slot (@flow_deliver, HSETNX-idempotent). A job we write is only useful if this
+// consumer can take it to the end.
 /** What the model sends commands through: test/support/admin.ts's call on Node; the gateway's admin token in workerd. */
 export interface CommandCaller {
-  call(...args: string[]): Promise<unknown>;
+  call(...args: Array<string | Uint8Array>): Promise<unknown>;
 }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -63,7 +67,11 @@ local function now_ms()
 end
 `;
 
-// KEYS[1] active, KEYS[2] the row; ARGV[1] id, ARGV[2] token, ARGV[3] emq:{q}:
+// KEYS[1] active, KEYS[2] the row; ARGV[1] id, ARGV[2] token, ARGV[3] emq:{q}:. A flow child
+// adds, its parent in this queue: KEYS[3] the parent's :dependencies, KEYS[4] its :processed,
+// KEYS[5] its row, ARGV[4] the parent's id, ARGV[5] the result; its parent in another queue:
+// KEYS[3] this queue's flow:outbox, ARGV[4] the parent's id, ARGV[5] the result, ARGV[6] xq,
+// ARGV[7] the parent's queue. Either counts only a completion that took the job out of active.
 const COMPLETE = `${RING}
 local attempts = redis.call('HGET', KEYS[2], 'attempts')
 if not attempts then return 0 end
@@ -84,8 +92,35 @@ if g then
 elseif was == 0 then
   redis.call('ZREM', p .. 'pending', ARGV[1])
 end
+if ARGV[6] == 'xq' then
+  if was == 1 then
+    redis.call('RPUSH', KEYS[3], ARGV[7] .. '\\0' .. ARGV[4] .. '\\0' .. ARGV[1] .. '\\0' .. ARGV[5])
+  end
+elseif KEYS[3] and was == 1 then
+  local left = redis.call('DECR', KEYS[3])
+  redis.call('HSET', KEYS[4], ARGV[1], ARGV[5])
+  if left <= 0 then
+    redis.call('ZADD', p .. 'pending', 0, ARGV[4])
+    redis.call('HSET', KEYS[5], 'state', 'pending')
+  end
+end
 redis.call('DEL', KEYS[2])
 redis.call('HINCRBY', p .. 'metrics:completed', 'count', 1)
+return 1
+`;
+
+// The Pump's delivery of one outbox entry, on the parent's slot. KEYS[1] the parent's
+// :dependencies, KEYS[2] its :processed, KEYS[3] its row; ARGV[1] the child's id, ARGV[2] its
+// result, ARGV[3] the parent's id, ARGV[4] the parent's queue prefix emq:{pq}:. Counted once:
+// only the child's first record in :processed counts down.
+const FLOW_DELIVER = `
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then
+  local left = redis.call('DECR', KEYS[1])
+  if left <= 0 then
+    redis.call('ZADD', ARGV[4] .. 'pending', 0, ARGV[3])
+    redis.call('HSET', KEYS[3], 'state', 'pending')
+  end
+end
 return 1
 `;
 
@@ -164,6 +199,34 @@ export interface GroupClaimed extends Claimed {
 
 export function libraryConsumer(admin: CommandCaller, queue: string) {
   const p = `emq:{${queue}}:`;
+  /** One outbox entry, parent_queue NUL parent NUL child NUL result (the result may hold any byte), delivered: true; a malformed one: false. */
+  const deliver = async (entry: Buffer): Promise<boolean> => {
+    const cuts: number[] = [];
+    for (let at = -1; cuts.length < 3; cuts.push(at)) if ((at = entry.indexOf(0, at + 1)) < 0) return false;
+    const [a, b, c] = cuts as [number, number, number];
+    const latin1 = (from: number, to: number) => String.fromCharCode(...entry.subarray(from, to));
+    const [parentQueue, parent, child] = [latin1(0, a), latin1(a + 1, b), latin1(b + 1, c)];
+    if (parentQueue === '') return false; // a fail entry: not modelled here
+    let parentRow: string;
+    try {
+      parentRow = libraryJobKey(parentQueue, parent);
+    } catch {
+      return false;
+    }
+    const reply = await admin.call(
+      'EVAL',
+      FLOW_DELIVER,
+      '3',
+      `${parentRow}:dependencies`,
+      `${parentRow}:processed`,
+      parentRow,
+      child,
+      entry.subarray(c + 1),
+      parent,
+      `emq:{${parentQueue}}:`,
+    );
+    return Number(reply) === 1;
+  };
   return {
     /** Jobs.claim/3: the oldest pending job (lowest bytes at score 0), or null. */
     async claim(leaseMs = 30_000): Promise<Claimed | null> {
@@ -172,11 +235,44 @@ export function libraryConsumer(admin: CommandCaller, queue: string) {
       const [id, payload, token] = reply as [Buffer, Buffer, number];
       return { id: id.toString('latin1'), payload, token: Number(token) };
     },
-    /** Jobs.complete/4 for a flat or grouped job: 'ok', 'gone', or throws EMQSTALE; the key builder first. */
-    async complete(id: string, token: number): Promise<'ok' | 'gone'> {
+    /**
+     * Jobs.complete/5: 'ok', 'gone', or throws EMQSTALE; the key builder first. A flow child
+     * (its row's parent field, read first, as the library's parent_of/3) fans in: the parent in
+     * this queue counts it at once; a parent in another queue (parent_queue) gets it through
+     * this queue's outbox and the pump. `result` defaults to the child's id, as the library's.
+     */
+    async complete(id: string, token: number, result?: string): Promise<'ok' | 'gone'> {
       const row = libraryJobKey(queue, id); // raises on an ill-formed id, as the library does
-      const reply = await admin.call('EVAL', COMPLETE, '2', `${p}active`, row, id, String(token), p);
+      const fields = (await admin.call('HMGET', row, 'parent', 'parent_queue')) as Array<Buffer | null>;
+      const [parent, parentQueue] = [0, 1].map((i) => fields[i]?.toString('latin1') ?? null) as [string | null, string | null];
+      const keys = [`${p}active`, row];
+      const args = [id, String(token), p];
+      if (parent !== null && parentQueue !== null && parentQueue !== queue) {
+        keys.push(`${p}flow:outbox`);
+        args.push(parent, result ?? id, 'xq', parentQueue);
+      } else if (parent !== null) {
+        const parentRow = libraryJobKey(queue, parent);
+        keys.push(`${parentRow}:dependencies`, `${parentRow}:processed`, parentRow);
+        args.push(parent, result ?? id);
+      }
+      const reply = await admin.call('EVAL', COMPLETE, String(keys.length), ...keys, ...args);
       return Number(reply) === 1 ? 'ok' : 'gone';
+    },
+    /**
+     * Pump.deliver_flow_completions/3: reads up to `batch` outbox entries (without taking
+     * them), delivers each on its parent's slot, then trims the delivered prefix; answers how
+     * many were delivered. `crash: true` stops before the trim, as a pump that died there
+     * would: the next pump delivers the same entries again.
+     */
+    async pump(batch = 100, { crash = false } = {}): Promise<number> {
+      const entries = (await admin.call('LRANGE', `${p}flow:outbox`, '0', String(batch - 1))) as Buffer[];
+      let delivered = 0;
+      for (const entry of entries) {
+        if (!(await deliver(entry))) break;
+        delivered++;
+      }
+      if (delivered > 0 && !crash) await admin.call('LTRIM', `${p}flow:outbox`, String(delivered), '-1');
+      return delivered;
     },
     /** Jobs.promote/3: moves up to `batch` due jobs (score <= the server's TIME) on; answers how many. */
     async promote(batch = 100): Promise<number> {

@@ -1,0 +1,124 @@
+--[[
+  @flow-child: one child of a flow with a child in another queue, in its own queue's slot,
+  after @flow-parent held the parent: claimable, carrying its parent, the parent's queue when
+  another, and its policy. The library's @enqueue_flow_child and the parent_policy HSET its
+  host sends after it, in one HSET, hardened: a row is never overwritten, a refusal writes
+  nothing. Mode check writes nothing: the host checks every child before it holds the parent,
+  so that a child in the way refuses the flow before anything is written. Sent again (the
+  same flow, after a failure halfway), a child there, or that ran, is skipped (reply 0).
+
+  KEYS[1]  emq:{<cq>}:job:<child>   the child's row (HASH)
+  KEYS[2]  emq:{<cq>}:pending       its queue's pending set (ZSET)
+  KEYS[3]  where its completion is recorded until the parent counts it, read only: the parent
+           in this queue (ARGV[3] empty): emq:{<cq>}:job:<parent>:processed (HASH); else
+           emq:{<cq>}:flow:outbox (LIST of <parent queue>\0<parent>\0<child>\0<result>)
+
+  ARGV[1]  <child>    a branded JOB id (JOB + 11 base62 digits)
+  ARGV[2]  <parent>   a branded JOB id, not the child's
+  ARGV[3]  <pqueue>   empty (the parent in this queue) or the parent's queue (1-128 of
+                      A-Za-z0-9._-, not emq, not cq)
+  ARGV[4]  <policy>   fp (its death fails the parent) or id (it counts as done)
+  ARGV[5]  <mode>     check or land
+  ARGV[6]  <payload>  land only: stored verbatim; the last argument
+
+  Replies
+    1  check: it would land; land: HSET the row state pending attempts 0 payload <payload>
+       parent <parent> [parent_queue <pqueue> when not empty] parent_policy <policy>; ZADD
+       pending 0 <child>
+    0  there, or ran: its row exists with this parent and parent_queue (none when ARGV[3] is
+       empty); or KEYS[3] records it (a :processed field, or an outbox entry starting
+       <pqueue>\0<parent>\0<child>\0). Nothing written
+
+  Errors (nothing written; echoes printable ASCII, 200 bytes at most)
+    EMQKIND job id must be JOB-namespaced
+    EMQLAYOUT ...  not these keys of one queue cq (1-128 of A-Za-z0-9._-, not emq) and these
+                   ids; an id not branded, or the two the same; ARGV[3] not a queue, or cq; the
+                   policy or mode not above; not 5 arguments (check) or 6 (land)
+    EMQCONFLICT job <child> exists and is not a child of <parent> ...   whatever it holds
+    WRONGTYPE ...  KEYS[2] or KEYS[3] not its type above
+
+  Order: kind, layout, the row (0 or EMQCONFLICT), the types, the record (0); check: 1; land:
+  HSET, ZADD, 1. The outbox is read whole (LRANGE): the Pump drains it every tick.
+]]
+
+local child, parent, pqueue, policy, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local row, pending, record = KEYS[1], KEYS[2], KEYS[3]
+
+-- \xHH: glide drops its link on a reply that is not UTF-8
+local function shown(s)
+  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
+  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t
+end
+-- BrandedId.valid?, the ceiling compared bytewise (not by locale)
+local function branded(s)
+  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
+  for i = 1, 11 do
+    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)
+    if a ~= b then return a < b end
+  end
+  return true
+end
+-- the queue-name rule (%w would follow the locale), emq reserved
+local function queue(s)
+  return type(s) == 'string' and #s >= 1 and #s <= 128 and s ~= 'emq' and string.match(s, '^[A-Za-z0-9._%-]+$') ~= nil
+end
+local function typeof(k) return redis.call('TYPE', k)['ok'] end
+local fail = redis.error_reply
+
+if type(child) ~= 'string' or string.sub(child, 1, 3) ~= 'JOB' then
+  return fail('EMQKIND job id must be JOB-namespaced')
+end
+local cq = #KEYS == 3 and string.match(pending, '^emq:{([^{}]+)}:pending$')
+if not cq or not queue(cq) then
+  return fail('EMQLAYOUT KEYS: the child row, its pending set and where its completion is recorded, of one queue (1-128 of A-Za-z0-9._-, not emq)')
+end
+local base = 'emq:{' .. cq .. '}:'
+if not branded(child) or row ~= base .. 'job:' .. child then
+  return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
+end
+if not branded(parent) or string.sub(parent, 1, 3) ~= 'JOB' or parent == child then
+  return fail('EMQLAYOUT ARGV[2] must be the parent: a branded JOB id, not the child\'s')
+end
+if pqueue ~= '' and (not queue(pqueue) or pqueue == cq) then
+  return fail('EMQLAYOUT ARGV[3] must be empty (the parent in this queue) or the parent\'s queue, another than ' .. shown(cq))
+end
+local at = pqueue == '' and base .. 'job:' .. parent .. ':processed' or base .. 'flow:outbox'
+if record ~= at then return fail('EMQLAYOUT KEYS[3] must be ' .. shown(at)) end
+if (policy ~= 'fp' and policy ~= 'id') or not ((mode == 'check' and #ARGV == 5) or (mode == 'land' and #ARGV == 6)) then
+  return fail('EMQLAYOUT ARGV: child, parent, parent queue or empty, policy fp|id, then check, or land and the payload')
+end
+
+-- the row: this parent's child is there already; any other job refuses
+local t = typeof(row)
+if t ~= 'none' then
+  if t == 'hash' then
+    local was = redis.call('HMGET', row, 'parent', 'parent_queue')
+    if was[1] == parent and (was[2] or '') == pqueue then return 0 end
+  end
+  return fail('EMQCONFLICT job ' .. child .. ' exists and is not a child of ' .. parent .. (pqueue == '' and '' or ' in ' .. shown(pqueue)))
+end
+
+local kind = typeof(pending)
+if kind ~= 'none' and kind ~= 'zset' then return fail('WRONGTYPE ' .. shown(pending) .. ' holds a ' .. kind .. ', not a zset') end
+local want = pqueue == '' and 'hash' or 'list'
+kind = typeof(record)
+if kind ~= 'none' and kind ~= want then return fail('WRONGTYPE ' .. shown(record) .. ' holds a ' .. kind .. ', not a ' .. want) end
+
+-- its row gone: a completion recorded means it ran; it does not land again
+if pqueue == '' then
+  if redis.call('HEXISTS', record, child) == 1 then return 0 end
+elseif kind == 'list' then
+  local prefix = pqueue .. '\0' .. parent .. '\0' .. child .. '\0'
+  for _, entry in ipairs(redis.call('LRANGE', record, 0, -1)) do
+    if string.sub(entry, 1, #prefix) == prefix then return 0 end
+  end
+end
+
+if mode == 'check' then return 1 end
+if pqueue == '' then
+  redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[6], 'parent', parent, 'parent_policy', policy)
+else
+  redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[6], 'parent', parent, 'parent_queue', pqueue, 'parent_policy', policy)
+end
+redis.call('ZADD', pending, 0, child)
+return 1
