@@ -18,6 +18,11 @@ import {
   InvalidQueueError,
   KindError,
   ConflictError,
+  FLOW_MAX_CHILDREN,
+  InvalidFlowError,
+  addFlow,
+  type FlowResult,
+  type PartlyLanded,
   enqueueOnce,
   enqueueGrouped,
   enqueueGroupedMany,
@@ -42,6 +47,7 @@ import {
 import { publicFound } from '../../shared/fence.js';
 import { TooLarge, readBody } from '../http/body.js';
 import { parseBatch } from './batch.js';
+import { parseFlow } from './flow-body.js';
 import { isScheduled, placementOf, type Placement } from './placement.js';
 import type { Config } from './config.js';
 import { Problem, problemResponse } from './problem.js';
@@ -88,6 +94,22 @@ function problemOf(err: unknown): Problem {
   if (err instanceof BatchError) return problemOf(err.cause);
   if (err instanceof EmqError) return new Problem(502, 'internal', `Valkey answered an error (${err.code})`);
   return new Problem(500, 'internal', 'an unexpected error; nothing about it is shown here');
+}
+
+/**
+ * A flow's refusals as problems: a child id that names another job is 409 job_exists with its
+ * index; an error after the parent was held carries the ids to send the same flow again with.
+ */
+function flowProblem(err: unknown): Problem {
+  const index = err instanceof Error ? /^child (\d+): /.exec(err.message)?.[1] : undefined;
+  const at = index === undefined ? {} : { index: Number(index) };
+  if (err instanceof ConflictError) return new Problem(409, 'job_exists', `${err.message}`, at);
+  if (err instanceof InvalidFlowError) return new Problem(400, 'invalid_flow', err.message, at);
+  const p = problemOf(err);
+  const partly = (err as Partial<PartlyLanded>).flow;
+  if (!partly) return index === undefined ? p : new Problem(p.status, p.code, p.detail, { ...p.extra, ...at });
+  const detail = `${p.detail}; the parent is held and some children may have landed: send the same flow again with these ids to complete it`;
+  return new Problem(p.status, p.code, detail, { ...p.extra, flow: { parent: { id: partly.parent.id }, children: partly.children } });
 }
 
 export function createProducerApp({ config, connection, regionOf, minter: given, caller: own }: ProducerOptions): Hono<Env> {
@@ -278,6 +300,42 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
     const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs).map((job) => ({ ...job, ...withDefaultLane(queue, job, groupOf) }));
     // flat, lane and scheduled items alike: one pipeline, a result per item in order
     return c.json({ queue, results: await admitMany(via(c, queue), queue, jobs, mint) });
+  });
+
+  app.post('/v1/queues/:queue/flows', async (c) => {
+    const queue = queueOf(c);
+    const { maxBatchBytes, maxPayloadBytes } = settings();
+    const body = await readBody(c, maxBatchBytes).catch((err: unknown) => {
+      if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `the flow body is larger than ${maxBatchBytes} bytes`);
+      throw err;
+    });
+    const flow = parseFlow(body, FLOW_MAX_CHILDREN, maxPayloadBytes);
+    const caller = c.get('caller');
+    const home = regionOf?.(queue);
+    flow.children.forEach(({ queue: other }, index) => {
+      if (other === undefined) return;
+      if (!caller.allows(other)) throw new Problem(403, 'forbidden_queue', `child ${index}: this token may not use queue "${other}"`, { index });
+      // the library's fan-in runs on one Valkey: a child whose queue another region takes could never release its parent
+      const region = regionOf?.(other);
+      if (region !== home) {
+        throw new Problem(
+          400,
+          'invalid_flow',
+          `child ${index}: queue "${other}" is taken by region ${region}, the parent's by ${home}: a flow's jobs share one Valkey`,
+          { index },
+        );
+      }
+    });
+    let landed: FlowResult;
+    try {
+      landed = await addFlow(via(c, queue), queue, flow, mint);
+    } catch (err) {
+      throw flowProblem(err);
+    }
+    const { verdict, parent, children } = landed;
+    // the parent's job, under any mount prefix
+    c.header('Location', `${c.req.path.replace(/\/flows$/, '/jobs')}/${parent.id}`);
+    return c.json({ queue, parent: { id: parent.id }, children, verdict }, verdict === 'duplicate' ? 200 : 201);
   });
 
   app.get('/v1/queues/:queue/jobs/:id', async (c) => {
