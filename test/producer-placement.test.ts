@@ -192,6 +192,30 @@ describe('producer placement: lanes and the schedule', () => {
     }
   });
 
+  it("an id repeated in a batch, in items of different kinds: the first item's job; every later one a duplicate of it, not sent", async () => {
+    // the fuzz found it: the kinds' pipelines run at once, so a later flat item landed first
+    // (answered enqueued) and the first, scheduled, item answered duplicate
+    const q = freshQueue('repeat');
+    const id = 'JOB0KHTOWnGLuC';
+    const res = await post(
+      `/v1/queues/${q}/batch`,
+      JSON.stringify([
+        { payload: 'first', id, delay: '1m' },
+        { payload: 'second', id },
+        { payload: 'third', id, group: A },
+      ]),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.results).toEqual([
+      { id, verdict: 'scheduled' },
+      { id, verdict: 'duplicate' },
+      { id, verdict: 'duplicate' },
+    ]);
+    expect(await admin.footprint(q)).toEqual({ [`emq:{${q}}:job:${id}`]: 'hash', [`emq:{${q}}:schedule`]: 'zset' });
+    expect(await state(q, id)).toBe('scheduled');
+    expect(String(await admin.text('HGET', `emq:{${q}}:job:${id}`, 'payload'))).toBe('first');
+  });
+
   it('a batch mixes flat, lane and scheduled items; a verdict per item, in order', async () => {
     const q = freshQueue('batch');
     const consumer = libraryConsumer(admin, q);

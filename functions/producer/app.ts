@@ -273,7 +273,15 @@ export function createProducerApp({ config, connection, regionOf, minter: given 
    */
   const admitMany = async (valkey: Connection, queue: string, jobs: readonly BatchItem[]): Promise<Admitted[]> => {
     const kinds = { flat: [] as number[], lane: [] as number[], scheduled: [] as number[] };
-    jobs.forEach((job, i) => kinds[isScheduled(job) ? 'scheduled' : job.group !== undefined ? 'lane' : 'flat'].push(i));
+    // an id an earlier item sent is a duplicate of that item's job, and is not sent: the
+    // pipelines run at once, so another kind's pipeline could otherwise land it first
+    const sent = new Set<string>();
+    const repeats: number[] = [];
+    jobs.forEach((job, i) => {
+      if (job.id !== undefined && sent.has(job.id)) return void repeats.push(i);
+      if (job.id !== undefined) sent.add(job.id);
+      kinds[isScheduled(job) ? 'scheduled' : job.group !== undefined ? 'lane' : 'flat'].push(i);
+    });
     const pick = (indexes: number[]) => indexes.map((i) => jobs[i]!);
     const settled = await Promise.allSettled([
       kinds.flat.length ? enqueueMany(valkey, queue, pick(kinds.flat), mint) : [],
@@ -287,6 +295,7 @@ export function createProducerApp({ config, connection, regionOf, minter: given 
       const answered = (settled[k] as PromiseFulfilledResult<Admitted[]>).value;
       indexes.forEach((i, j) => (results[i] = answered[j]!));
     });
+    for (const i of repeats) results[i] = { id: jobs[i]!.id!, verdict: 'duplicate' };
     return results;
   };
 
