@@ -23,7 +23,11 @@ export function durationText(ms: number): string {
   return `${ms}ms`;
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** The days of a month (1-12) of a year, proleptic Gregorian. */
+const daysIn = (year: number, month: number) =>
+  month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 
 /** An RFC 3339 time or a Unix time in ms (digits), as Unix ms; throws RangeError otherwise. */
 export function parseTime(text: string): number {
@@ -31,7 +35,10 @@ export function parseTime(text: string): number {
     const ms = Number(text);
     if (Number.isSafeInteger(ms)) return ms;
   }
-  if (RFC3339.test(text)) {
+  const m = RFC3339.exec(text);
+  // Date.parse rolls a day past its month's end over (Feb 30 is Mar 2) and reads hour 24 as
+  // the next midnight; RFC 3339 has neither. It refuses the rest (month 13, minute 60, a leap second).
+  if (m && Number(m[4]) <= 23 && Number(m[3]) <= daysIn(Number(m[1]), Number(m[2]))) {
     const ms = Date.parse(text.toUpperCase());
     if (Number.isFinite(ms)) return ms;
   }

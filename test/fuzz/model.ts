@@ -7,18 +7,30 @@ import { createHash } from 'node:crypto';
 export const sha256 = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
 export const jk = (queue: string, id: string) => `${queue} ${id}`;
 
+/** Where a job landed: its lane (none: flat) and, when scheduled, its run-at score in Unix ms. */
+export interface Place {
+  group?: string | undefined;
+  due?: number | undefined;
+}
+
 export const model = {
   jobs: new Map<string, Buffer>(), // queue id → the payload stored
+  places: new Map<string, Place>(), // queue id → where it landed (absent: flat, due now)
   known: [] as Array<{ queue: string; id: string }>,
-  idem: new Map<string, { id: string; fp: string }>(), // who queue key → the job and the payload's digest
+  idem: new Map<string, { id: string; fp: string; group: string | undefined }>(), // who queue key → the job, the payload's digest, its lane
   deliveries: new Map<string, string>(), // source and what dedupes it (a signed id, else the body's digest) → the job it made
   gwIds: [] as string[], // ids the gateway fuzz enqueued (to send again)
-  addJob(queue: string, id: string, payload: Buffer) {
+  addJob(queue: string, id: string, payload: Buffer, place: Place = {}) {
     if (!this.jobs.has(jk(queue, id))) this.known.push({ queue, id });
     this.jobs.set(jk(queue, id), payload);
+    this.places.set(jk(queue, id), place);
+  },
+  placeOf(queue: string, id: string): Place {
+    return this.places.get(jk(queue, id)) ?? {};
   },
   reset() {
     this.jobs.clear();
+    this.places.clear();
     this.known = [];
     this.idem.clear();
     this.deliveries.clear();

@@ -3,8 +3,9 @@
 import fc from 'fast-check';
 import { createHmac } from 'node:crypto';
 import { bodyArb, bytesOf, headerJunk, headersOf, hostileId, printable, rawSegArb, validId, type Alter, type Body } from './arbitraries.js';
-import { jk, model, sha256 } from './model.js';
-import { ID_RULE, KEY_RULE, QUEUE_RULE, B64_RULE, checkRow, intact, param, trimHttp, violation, type Plan, type Req } from './oracle.js';
+import { jk, model, sha256, type Place } from './model.js';
+import { ID_RULE, KEY_RULE, QUEUE_RULE, B64_RULE, checkRow, expectOf, intact, param, trimHttp, violation, type Plan, type Req } from './oracle.js';
+import { goodPlaceArb, headerBytes, landing, laneOf, placeArb, placeRule, placeValues, reach, type Placed, type PlaceV } from './placement.js';
 import {
   ALL,
   MAX_BATCH,
@@ -66,7 +67,8 @@ const allows = (who: Who, q: string) => who === 'all' || q.startsWith('fz-a.') |
 interface Seg {
   seg: string;
 }
-const CLEAN_QUEUES = ['fz-a.1', 'fz-a.x_y', 'fz-b', 'fz-c', WT, `fz-a.${'z'.repeat(123)}`];
+// fz-a.lane and fz-a.lx have default lanes (EMQ_QUEUE_GROUPS: the exact entry, a prefix)
+const CLEAN_QUEUES = ['fz-a.1', 'fz-a.x_y', 'fz-b', 'fz-c', WT, `fz-a.${'z'.repeat(123)}`, 'fz-a.lane', 'fz-a.lx'];
 const segArb: fc.Arbitrary<Seg> = fc.oneof(
   { weight: 12, arbitrary: fc.constantFrom(...CLEAN_QUEUES).map((seg) => ({ seg })) },
   { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9._-]{1,130}$/).map((q) => ({ seg: encodeURIComponent(q) })) },
@@ -85,15 +87,17 @@ const segArb: fc.Arbitrary<Seg> = fc.oneof(
   },
 );
 
-type IdV = { t: 'fresh'; id: string } | { t: 'known'; n: number; alt: string } | { t: 'raw'; value: string };
+type IdV = { t: 'fresh'; id: string } | { t: 'known'; n: number; alt: string } | { t: 'raw'; value: string } | { t: 'again'; n: number; alt: string };
 const idArb: fc.Arbitrary<IdV> = fc.oneof(
   { weight: 3, arbitrary: validId.map((id) => ({ t: 'fresh' as const, id })) },
   { weight: 3, arbitrary: fc.record({ t: fc.constant('known' as const), n: fc.nat(), alt: validId }) },
   { weight: 2, arbitrary: hostileId.map((value) => ({ t: 'raw' as const, value })) },
 );
-function idOf(v: IdV, queue?: string): string {
+/** An id: fresh, one the model knows (of this queue if it can), hostile, or (a batch item) one an earlier item of the batch sent. */
+function idOf(v: IdV, queue?: string, earlier: readonly string[] = []): string {
   if (v.t === 'fresh') return v.id;
   if (v.t === 'raw') return v.value;
+  if (v.t === 'again') return earlier.length > 0 ? earlier[v.n % earlier.length]! : v.alt;
   const pool = queue === undefined ? model.known : model.known.filter((k) => k.queue === queue);
   const from = pool.length > 0 ? pool : model.known;
   return from.length > 0 ? from[v.n % from.length]!.id : v.alt;
@@ -156,6 +160,8 @@ interface JobsCase {
   contentType: string | undefined;
   body: Body;
   extra: [string, string] | undefined;
+  /** Emq-Group, Emq-Delay, Emq-Not-Before (./placement.ts). */
+  place: PlaceV;
 }
 const jobsArb: fc.Arbitrary<JobsCase> = fc.record({
   t: fc.constant('jobs' as const),
@@ -166,6 +172,7 @@ const jobsArb: fc.Arbitrary<JobsCase> = fc.record({
   contentType: contentTypeArb,
   body: bodyArb(MAX_PAYLOAD),
   extra: extraHeaderArb,
+  place: fc.oneof({ weight: 2, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: placeArb }),
 });
 
 function planJobs(c: JobsCase): Plan {
@@ -175,6 +182,9 @@ function planJobs(c: JobsCase): Plan {
   const given = c.id === undefined ? undefined : idOf(c.id, q0);
   const key = c.key === undefined ? undefined : keyOf(c.key);
   const body = bytesOf(c.body);
+  const sent = Date.now();
+  const pv = placeValues(c.place, sent);
+  const sendable = (v: string | number | undefined) => (v === undefined ? undefined : headerBytes(String(v)));
   const req: Req = {
     method: 'POST',
     path,
@@ -184,6 +194,9 @@ function planJobs(c: JobsCase): Plan {
         ['Emq-Job-Id', given],
         ['Idempotency-Key', key],
         ['Content-Type', c.contentType],
+        ['Emq-Group', sendable(pv.group)],
+        ['Emq-Delay', sendable(pv.delay)],
+        ['Emq-Not-Before', sendable(pv.notBefore)],
       ],
       c.extra,
     ),
@@ -199,9 +212,22 @@ function planJobs(c: JobsCase): Plan {
   if (id !== undefined && !ID_RULE.test(id)) return refuse(400, 'invalid_id');
   const k = key === undefined ? undefined : trimHttp(key);
   if (k !== undefined && !KEY_RULE.test(k)) return refuse(400, 'invalid_idempotency_key');
+  // the placement headers as the server sees them (fetch trims them), checked before the body is read
+  const seen = (v: string | number | undefined) => (v === undefined ? undefined : trimHttp(headerBytes(String(v))));
+  const placed = placeRule({ group: seen(pv.group), delay: seen(pv.delay), notBefore: seen(pv.notBefore) }, sent);
+  if ('refused' in placed) {
+    reach(`jobs 400 ${placed.refused}`);
+    return refuse(400, placed.refused);
+  }
   if (body.length > MAX_PAYLOAD) return refuse(413, 'payload_too_large');
-  return planJobsByModel(base, q, who, id, k, body);
+  return planJobsByModel(base, q, who, id, k, body, placed, sent);
 }
+
+/** What a landing is called in the tallies. */
+const kindOf = (placed: Placed, group: string | undefined) =>
+  `${placed.at !== undefined ? 'scheduled at' : placed.inMs !== undefined ? 'scheduled in' : group !== undefined ? 'lane' : 'flat'}${
+    group !== undefined && (placed.at !== undefined || placed.inMs !== undefined) ? ', grouped' : ''
+  }${placed.group === undefined && group !== undefined ? ' (default lane)' : ''}`;
 
 /** POST jobs past every gate: the model of what Valkey holds decides the answer. */
 function planJobsByModel(
@@ -211,9 +237,19 @@ function planJobsByModel(
   id: string | undefined,
   k: string | undefined,
   body: Buffer,
+  placed: Placed,
+  sent: number,
 ): Plan {
   const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
-  if (q === WT) return refuse(409, 'conflict', true);
+  const scheduled = placed.at !== undefined || placed.inMs !== undefined;
+  const group = placed.group ?? laneOf(q);
+  const kind = kindOf(placed, group);
+  // the wrong-type queue's pending key is a string: a flat job is refused there (@enqueue-once's
+  // type gate comes first; @enqueue's after its idempotency gate, so an existing id is a duplicate);
+  // a lane or the schedule is none of its business
+  if (q === WT && !scheduled && group === undefined && (k !== undefined || id === undefined || !model.jobs.has(jk(q, id)))) {
+    return refuse(409, 'conflict', true);
+  }
 
   // what Valkey holds decides: the model says what
   const fp = sha256(body);
@@ -224,7 +260,11 @@ function planJobsByModel(
   let expectId = id;
   let stored = body;
   let writes: boolean;
-  if (marker && marker.fp !== fp) return refuse(422, 'idempotency_conflict', true);
+  // a key reused with another payload, or another lane (the time is not compared), is another job
+  if (marker && (marker.fp !== fp || marker.group !== group)) {
+    reach(`jobs 422 reused key, another ${marker.fp !== fp ? 'payload' : 'group'}`);
+    return refuse(422, 'idempotency_conflict', true);
+  }
   if (marker) {
     [status, expectId, stored, writes] = [200, marker.id, model.jobs.get(jk(q, marker.id))!, false];
   } else if (existing) {
@@ -239,8 +279,9 @@ function planJobsByModel(
     valkey: true,
     writes: () => writes,
     async check(ans) {
+      const done = Date.now();
       const j = ans.json as Record<string, unknown>;
-      const verdict = status === 201 ? 'enqueued' : 'duplicate';
+      const verdict = status === 201 ? (scheduled ? 'scheduled' : 'enqueued') : 'duplicate';
       if (
         Object.keys(j ?? {})
           .sort()
@@ -254,9 +295,16 @@ function planJobsByModel(
       }
       if (expectId !== undefined && j.id !== expectId) violation(base, ans, `expected the id ${expectId}`);
       if (ans.headers.get('location') !== `/v1/queues/${q}/jobs/${String(j.id)}`) violation(base, ans, `a wrong Location: ${ans.headers.get('location')}`);
-      await checkRow(base, ans, q, j.id as string, stored);
-      if (status === 201) model.addJob(q, j.id as string, body);
-      if (k !== undefined && status === 201) model.idem.set(mk, { id: j.id as string, fp });
+      if (status === 201) {
+        const landed = await checkRow(base, ans, q, j.id as string, body, landing(q, placed, sent, done));
+        model.addJob(q, j.id as string, body, landed);
+        reach(`jobs 201 ${kind}${k === undefined ? '' : ', keyed'}`);
+      } else {
+        // a duplicate: the job as it landed, whatever this request asked for
+        await checkRow(base, ans, q, j.id as string, stored, expectOf(model.placeOf(q, j.id as string)));
+        if (kind !== 'flat') reach(`jobs 200 duplicate, asked ${kind}`);
+      }
+      if (k !== undefined && status === 201) model.idem.set(mk, { id: j.id as string, fp, group });
     },
   };
 }
@@ -264,8 +312,9 @@ function planJobsByModel(
 // ---------------------------------------------------------------- producer: POST /v1/queues/:queue/batch
 
 type ItemV =
-  | { t: 'text'; payload: string; id: IdV | undefined }
-  | { t: 'b64'; bytes: Uint8Array; id: IdV | undefined }
+  | { t: 'text'; payload: string; id: IdV | undefined; place?: PlaceV | undefined }
+  | { t: 'b64'; bytes: Uint8Array; id: IdV | undefined; place?: PlaceV | undefined }
+  | { t: 'badtype'; field: 'group' | 'delay' | 'notBefore'; value: unknown }
   | { t: 'sized'; size: number; b64: boolean }
   | { t: 'json'; value: unknown }
   | { t: 'badb64'; how: 'unpadded' | 'urlsafe' | 'spaced' | 'raw'; bytes: Uint8Array; raw: string }
@@ -279,16 +328,46 @@ type DocV =
   | { t: 'many'; n: number; b64: boolean }
   | { t: 'huge'; extra: number };
 
+/** A batch item's id: as a job's, or the id an earlier item of the same batch sent. */
+const itemIdArb: fc.Arbitrary<IdV> = fc.oneof(
+  { weight: 8, arbitrary: idArb },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('again' as const), n: fc.nat(), alt: validId }) },
+);
+const itemPlaceArb = fc.option(placeArb, { nil: undefined });
+/** A group, delay or notBefore of another JSON type than a string (a number is a notBefore's Unix ms). */
+const badTypeArb = fc.record({
+  t: fc.constant('badtype' as const),
+  field: fc.constantFrom('group' as const, 'delay' as const, 'notBefore' as const),
+  value: fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.string({ maxLength: 8 }), { maxLength: 2 }),
+    fc.record({ at: fc.nat() }),
+    fc.constantFrom(1.5, -1, -0, 0, 1e21, 1e15, 1.7e12, 2 ** 53, 1767225600000, 3e4, '30s', 'PRT0KHTOWnGLuC'),
+  ),
+});
 const itemArb: fc.Arbitrary<ItemV> = fc.oneof(
   {
     weight: 8,
     arbitrary: fc.record({
       t: fc.constant('text' as const),
       payload: fc.string({ unit: 'grapheme', maxLength: 40 }),
-      id: fc.option(idArb, { nil: undefined }),
+      id: fc.option(itemIdArb, { nil: undefined }),
+      place: itemPlaceArb,
     }),
   },
-  { weight: 8, arbitrary: fc.record({ t: fc.constant('b64' as const), bytes: fc.uint8Array({ maxLength: 60 }), id: fc.option(idArb, { nil: undefined }) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      t: fc.constant('b64' as const),
+      bytes: fc.uint8Array({ maxLength: 60 }),
+      id: fc.option(itemIdArb, { nil: undefined }),
+      place: itemPlaceArb,
+    }),
+  },
+  { weight: 1, arbitrary: badTypeArb },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('sized' as const), size: fc.constantFrom(MAX_PAYLOAD, MAX_PAYLOAD + 1, 30_000), b64: fc.boolean() }) },
   {
     weight: 1,
@@ -327,6 +406,23 @@ const cleanItemArb: fc.Arbitrary<ItemV> = fc.oneof(
   fc.record({ t: fc.constant('text' as const), payload: fc.string({ unit: 'grapheme', maxLength: 40 }), id: fc.option(idArb, { nil: undefined }) }),
   fc.record({ t: fc.constant('b64' as const), bytes: fc.uint8Array({ maxLength: 60 }), id: fc.option(idArb, { nil: undefined }) }),
 );
+/** Items of a placement batch: valid ones of every landing and hostile ones, ids repeated within the batch too. */
+const placedItemArb: fc.Arbitrary<ItemV> = fc.oneof(
+  {
+    weight: 10,
+    arbitrary: fc.record({
+      t: fc.constant('text' as const),
+      payload: fc.oneof(
+        fc.string({ maxLength: 12 }),
+        fc.nat(2).map((n) => `pooled ${n}`),
+      ),
+      id: fc.option(itemIdArb, { nil: undefined, freq: 2 }),
+      // one bad item refuses the batch: mostly valid ones, so that batches land
+      place: fc.oneof({ weight: 6, arbitrary: goodPlaceArb }, { weight: 1, arbitrary: placeArb }),
+    }),
+  },
+  { weight: 1, arbitrary: badTypeArb },
+);
 const docArb: fc.Arbitrary<DocV> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ t: fc.constant('items' as const), items: fc.array(cleanItemArb, { minLength: 1, maxLength: 8 }) }) },
   { weight: 6, arbitrary: fc.record({ t: fc.constant('items' as const), items: fc.array(itemArb, { minLength: 1, maxLength: 8 }) }) },
@@ -360,14 +456,23 @@ const docArb: fc.Arbitrary<DocV> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant('huge' as const), extra: fc.constantFrom(-1, 0, 1, 1000) }) },
 );
 
-/** The document's text or bytes; `ids` resolved against the model now. */
-function docBytes(d: DocV, queue: string): Buffer {
+/** The document's text or bytes; `ids` resolved against the model now, placements against `now`. */
+function docBytes(d: DocV, queue: string, now: number): Buffer {
+  const earlier: string[] = [];
+  const idField = (v: IdV | undefined) => {
+    if (!v) return {};
+    const id = idOf(v, queue, earlier);
+    earlier.push(id);
+    return { id };
+  };
   const item = (it: ItemV): unknown => {
     switch (it.t) {
       case 'text':
-        return { payload: it.payload, ...(it.id ? { id: idOf(it.id, queue) } : {}) };
+        return { payload: it.payload, ...idField(it.id), ...(it.place ? placeValues(it.place, now) : {}) };
       case 'b64':
-        return { payloadBase64: Buffer.from(it.bytes).toString('base64'), ...(it.id ? { id: idOf(it.id, queue) } : {}) };
+        return { payloadBase64: Buffer.from(it.bytes).toString('base64'), ...idField(it.id), ...(it.place ? placeValues(it.place, now) : {}) };
+      case 'badtype':
+        return { payload: 'p', [it.field]: it.value };
       case 'sized': {
         const b = bytesOf({ t: 'sized', size: it.size, fill: 'ascii' });
         return it.b64 ? { payloadBase64: b.toString('base64') } : { payload: b.toString('latin1') };
@@ -413,8 +518,14 @@ function docBytes(d: DocV, queue: string): Buffer {
   }
 }
 
-/** The batch format (README): the jobs it holds, or the refusal with the first bad item's index. */
-function referenceBatch(body: Buffer): { jobs: Array<{ id: string | undefined; bytes: Buffer }> } | { index?: number } {
+interface RefJob {
+  id: string | undefined;
+  bytes: Buffer;
+  placed: Placed;
+}
+const ITEM_FIELDS = ['payload', 'payloadBase64', 'id', 'group', 'delay', 'notBefore'];
+/** The batch format (docs/api.md): the jobs it holds, or the refusal with the first bad item's index. */
+function referenceBatch(body: Buffer, now: number): { jobs: RefJob[] } | { index?: number } {
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body));
@@ -422,11 +533,23 @@ function referenceBatch(body: Buffer): { jobs: Array<{ id: string | undefined; b
     return {};
   }
   if (!Array.isArray(doc) || doc.length === 0 || doc.length > MAX_ITEMS) return {};
-  const jobs: Array<{ id: string | undefined; bytes: Buffer }> = [];
+  const jobs: RefJob[] = [];
   for (const [index, it] of doc.entries()) {
     if (it === null || typeof it !== 'object' || Array.isArray(it)) return { index };
     const o = it as Record<string, unknown>;
-    if (Object.keys(o).some((k) => k !== 'payload' && k !== 'payloadBase64' && k !== 'id')) return { index };
+    if (Object.keys(o).some((k) => !ITEM_FIELDS.includes(k))) return { index };
+    // group and delay: strings; notBefore: a string, or a number (Unix ms, as JavaScript writes it)
+    const { group, delay, notBefore } = o;
+    if ((group !== undefined && typeof group !== 'string') || (delay !== undefined && typeof delay !== 'string')) return { index };
+    if (notBefore !== undefined && typeof notBefore !== 'string' && typeof notBefore !== 'number') return { index };
+    const placed = placeRule(
+      { group: group as string | undefined, delay: delay as string | undefined, notBefore: notBefore === undefined ? undefined : String(notBefore) },
+      now,
+    );
+    if ('refused' in placed) {
+      reach(`batch 400 ${placed.refused}`);
+      return { index };
+    }
     let bytes: Buffer;
     if (typeof o.payload === 'string' && o.payloadBase64 === undefined) {
       if (!o.payload.isWellFormed()) return { index };
@@ -437,7 +560,7 @@ function referenceBatch(body: Buffer): { jobs: Array<{ id: string | undefined; b
     } else return { index };
     if (bytes.length > MAX_PAYLOAD) return { index };
     if (o.id !== undefined && (typeof o.id !== 'string' || !ID_RULE.test(o.id))) return { index };
-    jobs.push({ id: o.id as string | undefined, bytes });
+    jobs.push({ id: o.id as string | undefined, bytes, placed });
   }
   return { jobs };
 }
@@ -462,7 +585,8 @@ const batchArb: fc.Arbitrary<BatchCase> = fc.record({
 function planBatch(c: BatchCase): Plan {
   const path = `/v1/queues/${c.queue.seg}/batch`;
   const auth = authHeader(c.auth);
-  const body = docBytes(c.doc, param(c.queue.seg));
+  const sent = Date.now();
+  const body = docBytes(c.doc, param(c.queue.seg), sent);
   const req: Req = {
     method: 'POST',
     path,
@@ -482,25 +606,42 @@ function planBatch(c: BatchCase): Plan {
   if ('status' in g) return refuse(g.status, g.code);
   const { q } = g;
   if (body.length > MAX_BATCH) return refuse(413, 'payload_too_large');
-  const ref = referenceBatch(body);
+  const ref = referenceBatch(body, sent);
   if (!('jobs' in ref)) return { ...refuse(400, 'invalid_batch'), index: ref.index };
-  if (q === WT) return refuse(409, 'conflict', true);
+  // in request order: an id the model knows, or an earlier item's, is a duplicate
   const seen = new Set<string>();
   const expected = ref.jobs.map((j) => {
     const dup = j.id !== undefined && (model.jobs.has(jk(q, j.id)) || seen.has(j.id));
     if (j.id !== undefined) seen.add(j.id);
-    return { ...j, verdict: dup ? 'duplicate' : 'enqueued' };
+    const scheduled = j.placed.at !== undefined || j.placed.inMs !== undefined;
+    const group = j.placed.group ?? laneOf(q);
+    return {
+      ...j,
+      group,
+      flat: !scheduled && group === undefined,
+      kind: kindOf(j.placed, group),
+      verdict: dup ? 'duplicate' : scheduled ? 'scheduled' : 'enqueued',
+    };
   });
-  const writes = expected.some((e) => e.verdict === 'enqueued');
+  // the wrong-type queue: a flat job that is no duplicate fails its pipeline (409); the
+  // lane and schedule pipelines, sent at once, may have written (a known limitation)
+  if (q === WT && expected.some((e) => e.flat && e.verdict !== 'duplicate')) {
+    const partial = expected.some((e) => !e.flat && e.verdict !== 'duplicate');
+    if (partial) reach('batch 409 wrong-type queue, its lane or schedule items sent too');
+    return { ...refuse(409, 'conflict', true), partial };
+  }
+  const writes = expected.some((e) => e.verdict !== 'duplicate');
   return {
     ...base,
     status: 200,
     valkey: true,
     writes: () => writes,
     async check(ans) {
+      const done = Date.now();
       const j = ans.json as { queue?: unknown; results?: Array<{ id?: unknown; verdict?: unknown }> };
       if (j?.queue !== q || !Array.isArray(j.results) || j.results.length !== expected.length)
         violation(base, ans, `expected ${expected.length} results for queue ${q}`);
+      const landed = new Map<string, { bytes: Buffer; place: Place }>();
       for (const [i, e] of expected.entries()) {
         const r = j.results[i]!;
         if (
@@ -510,13 +651,21 @@ function planBatch(c: BatchCase): Plan {
           r.verdict !== e.verdict ||
           (e.id !== undefined && r.id !== e.id)
         ) {
-          violation(base, ans, `result ${i}: expected ${JSON.stringify({ id: e.id, verdict: e.verdict })}`);
+          violation(base, ans, `result ${i}: expected ${JSON.stringify({ id: e.id, verdict: e.verdict, kind: e.kind })}`);
         }
-        const payload =
-          e.verdict === 'enqueued' ? e.bytes : (model.jobs.get(jk(q, r.id)) ?? expected.find((x) => x.id === r.id && x.verdict === 'enqueued')!.bytes);
-        await checkRow(base, ans, q, r.id, payload);
+        if (e.verdict !== 'duplicate') {
+          const place = await checkRow(base, ans, q, r.id, e.bytes, landing(q, e.placed, sent, done));
+          landed.set(r.id, { bytes: e.bytes, place });
+          reach(`batch 200 ${e.kind}`);
+        } else {
+          // the job as it first landed: before this batch, or by an earlier item of it
+          const before = landed.get(r.id);
+          const stored = before?.bytes ?? model.jobs.get(jk(q, r.id))!;
+          await checkRow(base, ans, q, r.id, stored, expectOf(before?.place ?? model.placeOf(q, r.id)));
+          if (before) reach(`batch 200 duplicate of an earlier item${before.place.group !== undefined || before.place.due !== undefined ? ', placed' : ''}`);
+        }
       }
-      for (const [i, e] of expected.entries()) if (e.verdict === 'enqueued') model.addJob(q, j.results[i]!.id as string, e.bytes);
+      for (const [id, { bytes, place }] of landed) model.addJob(q, id, bytes, place);
     },
   };
 }
@@ -556,14 +705,23 @@ function planGet(c: GetCase): Plan {
   if (g.q === WT) return { ...base, status: 409, code: c.head ? undefined : 'conflict', valkey: true };
   const known = model.jobs.has(jk(g.q, id));
   if (!known) return { ...base, status: 404, code: c.head ? undefined : 'not_found', valkey: true };
+  // the state as the library reads it, by the set that holds the id: a job waiting in a lane
+  // is in none of pending, active, schedule and dead, so it reads as absent (404)
+  const place = model.placeOf(g.q, id);
+  if (place.due === undefined && place.group !== undefined) {
+    reach('get 404 a job in a lane');
+    return { ...base, status: 404, code: c.head ? undefined : 'not_found', valkey: true };
+  }
+  const state = place.due === undefined ? 'pending' : 'scheduled';
   return {
     ...base,
     status: 200,
     valkey: true,
     async check(ans) {
       if (c.head) return;
-      if (JSON.stringify(ans.json) !== JSON.stringify({ id, queue: g.q, state: 'pending', attempts: 0 }))
-        violation(base, ans, 'expected {id, queue, state: pending, attempts: 0}');
+      if (JSON.stringify(ans.json) !== JSON.stringify({ id, queue: g.q, state, attempts: 0 }))
+        violation(base, ans, `expected {id, queue, state: ${state}, attempts: 0}`);
+      if (state === 'scheduled') reach('get 200 scheduled');
     },
   };
 }
@@ -870,7 +1028,8 @@ function planOther(c: OtherCase): Plan {
       if (j?.queue)
         for (const id of j.results?.map((r) => r.id) ?? (j.id ? [j.id] : [])) {
           const row = await admin.hgetall(`emq:{${j.queue}}:job:${id}`);
-          model.addJob(j.queue, id, row.payload!);
+          const due = row.state?.toString() === 'scheduled' ? Number(await admin.text('ZSCORE', `emq:{${j.queue}}:schedule`, id)) : undefined;
+          model.addJob(j.queue, id, row.payload!, { group: row.group?.toString(), due });
         }
     },
   };
@@ -897,6 +1056,49 @@ export const producerArb: fc.Arbitrary<ProducerCase> = fc.oneof(
   { weight: 2, arbitrary: getArb },
   { weight: 4, arbitrary: hookArb },
   { weight: 1, arbitrary: otherArb },
+);
+
+// ---------------------------------------------------------------- the placement fuzz: lanes and the schedule
+
+const okAuthArb = fc.constantFrom<AuthV>({ t: 'ok', who: 'all' }, { t: 'ok', who: 'all' }, { t: 'ok', who: 'some' });
+const placeQueueArb = fc.constantFrom(...CLEAN_QUEUES, 'fz-a.lane', 'fz-a.lx', 'fz-b').map((seg) => ({ seg }));
+/** A few pooled payloads: a reused Idempotency-Key then meets the same payload, and its lane decides. */
+const pooledBodyArb = fc.oneof(
+  { weight: 3, arbitrary: fc.nat(2).map((n) => ({ t: 'text' as const, text: `pooled ${n}` })) },
+  { weight: 1, arbitrary: bodyArb(MAX_PAYLOAD) },
+);
+const placedJobsArb: fc.Arbitrary<JobsCase> = fc.record({
+  t: fc.constant('jobs' as const),
+  auth: okAuthArb,
+  queue: placeQueueArb,
+  id: fc.option(idArb, { nil: undefined, freq: 3 }),
+  key: fc.option(fc.record({ t: fc.constant('pool' as const), n: fc.nat(4) }), { nil: undefined, freq: 2 }),
+  contentType: fc.constant(undefined),
+  body: pooledBodyArb,
+  extra: fc.constant(undefined),
+  place: placeArb,
+});
+const placedBatchArb: fc.Arbitrary<BatchCase> = fc.record({
+  t: fc.constant('batch' as const),
+  auth: okAuthArb,
+  queue: placeQueueArb,
+  doc: fc.array(placedItemArb, { minLength: 1, maxLength: 6 }).map((items) => ({ t: 'items' as const, items })),
+  contentType: fc.constant(undefined),
+  extra: fc.constant(undefined),
+});
+const placedGetArb: fc.Arbitrary<GetCase> = fc.record({
+  t: fc.constant('get' as const),
+  auth: okAuthArb,
+  queue: placeQueueArb,
+  id: fc.record({ t: fc.constant('known' as const), n: fc.nat(), alt: validId }),
+  head: fc.constant(false),
+  extra: fc.constant(undefined),
+});
+/** Authorized requests to clean queues, each carrying a placement (or a batch whose items do), and reads of what landed. */
+export const placementArb: fc.Arbitrary<ProducerCase> = fc.oneof(
+  { weight: 6, arbitrary: placedJobsArb },
+  { weight: 3, arbitrary: placedBatchArb },
+  { weight: 1, arbitrary: placedGetArb },
 );
 
 // ---------------------------------------------------------------- the bugs this fuzz found, replayed first on every run
@@ -928,6 +1130,7 @@ const keyedJob = (n: number, size: number, fill: 'mixed' | 'ascii' | 'ff'): Prod
   contentType: undefined,
   body: { t: 'sized', size, fill },
   extra: undefined,
+  place: {},
 });
 
 export const PRODUCER_EXAMPLES: ProducerCase[] = [
@@ -942,4 +1145,45 @@ export const PRODUCER_EXAMPLES: ProducerCase[] = [
   hook({ body: { t: 'sized', size: 40_000, fill: 'mixed' }, delivery: { t: 'fresh', value: 'regression-big' } }),
   hook({ source: { known: 'st' }, stripe: 'jsonJunk', jsonJunk: 'null' }),
   hook({ source: { known: 'sw' }, stripe: 'jsonJunk', jsonJunk: 'null', delivery: { t: 'fresh', value: 'regression-sw' } }),
+];
+
+/** A POST …/jobs to fz-a.1 with this placement. */
+const placedJob = (place: PlaceV): ProducerCase => ({
+  t: 'jobs',
+  auth: ok,
+  queue: { seg: 'fz-a.1' },
+  id: undefined,
+  key: undefined,
+  contentType: undefined,
+  body: { t: 'text', text: 'pooled 0' },
+  extra: undefined,
+  place,
+});
+const repeated = { t: 'fresh' as const, id: 'JOB0KHTOWnGLuC' };
+const text = (payload: string, id: IdV, place: PlaceV): ItemV => ({ t: 'text', payload, id, place });
+
+/** The placement fuzz's findings, replayed first on every run. */
+export const PLACEMENT_EXAMPLES: ProducerCase[] = [
+  // Date.parse rolled a day past its month's end over (Feb 30 was scheduled for Mar 2), and
+  // read hour 24 as the next midnight: both were 201 scheduled
+  placedJob({ notBefore: { t: 'fixed', text: '2025-02-30T09:30:00.8Z' } }),
+  placedJob({ notBefore: { t: 'fixed', text: '2025-02-29T09:30:00+01:00' } }),
+  placedJob({ notBefore: { t: 'fixed', text: '2025-01-01T24:00:00Z' } }),
+  // an id repeated in a batch in items of other kinds: the pipelines ran at once, and the
+  // lane item landed first (enqueued) while the first, scheduled, item answered duplicate
+  {
+    t: 'batch',
+    auth: ok,
+    queue: { seg: 'fz-a.lx' },
+    doc: {
+      t: 'items',
+      items: [
+        text('first', repeated, { group: { t: 'pool', n: 0 }, delay: { t: 'unit', unit: 'm', n: 99, edge: 'n', zeros: 0 } }),
+        text('second', { t: 'again', n: 0, alt: repeated.id }, {}),
+        text('third', { t: 'again', n: 0, alt: repeated.id }, { group: { t: 'fresh', ns: 'WXA', s: 1n } }),
+      ],
+    },
+    contentType: undefined,
+    extra: undefined,
+  },
 ];

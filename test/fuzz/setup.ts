@@ -10,8 +10,8 @@
 // the configuration below, the model (model.ts), the oracle (oracle.ts), the arbitraries
 // (arbitraries.ts, producer-cases.ts, gateway-cases.ts).
 //
-// FUZZ_RUNS scales every phase (default 60, about 1,200 cases over the four files; `npm run
-// fuzz` runs 400, about 8,200); FUZZ_SEED replays a run.
+// FUZZ_RUNS scales every phase (default 60, about 1,450 cases over the four files; `npm run
+// fuzz` runs 400, about 9,800); FUZZ_SEED replays a run.
 import { expect } from 'vitest';
 import '../workers/offline-env.js';
 import { startServer, type RunningServer } from '../../scripts/valkey.js';
@@ -31,6 +31,10 @@ export const params = (numRuns: number) => ({ numRuns: Math.max(1, Math.round(nu
 export const MAX_PAYLOAD = 64 * 1024; // EMQ_MAX_PAYLOAD_BYTES
 export const MAX_BATCH = 256 * 1024; // EMQ_MAX_BATCH_BYTES
 export const MAX_ITEMS = 1_000; // the producer's fixed batch limit
+export const MAX_DELAY = '30d'; // EMQ_MAX_DELAY (not the default 365d: the fuzz proves it is read)
+export const MAX_DELAY_MS = 30 * 86_400_000;
+/** EMQ_QUEUE_GROUPS: a queue's default lane, exact or by prefix (the exact entry wins). */
+export const QUEUE_GROUPS = { 'fz-a.lane': 'DEF0KHTOWnGLuC', 'fz-a.l*': 'PFX0KHTOWnGLuC' } as const;
 export const GW_MAX_BODY = 4 * 1024 * 1024; // EMQ_GATEWAY_MAX_BODY
 const GW_PRODUCER_MAX_BODY = 2 * 1024 * 1024; // EMQ_GATEWAY_PRODUCER_MAX_BODY's default
 /** The body cap a scope's requests meet. */
@@ -152,6 +156,8 @@ export async function startParts() {
       EMQ_MAX_PAYLOAD_BYTES: { type: 'plain_text', value: String(MAX_PAYLOAD) },
       EMQ_MAX_BATCH_BYTES: { type: 'plain_text', value: String(MAX_BATCH) },
       EMQ_REST_TIMEOUT_MS: { type: 'plain_text', value: '4000' },
+      EMQ_MAX_DELAY: { type: 'plain_text', value: MAX_DELAY },
+      EMQ_QUEUE_GROUPS: { type: 'plain_text', value: JSON.stringify(QUEUE_GROUPS) },
     },
     dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: false, watch: false, logLevel: 'warn' },
   });
