@@ -1,12 +1,12 @@
 // glide's typed replies back into the server's RESP2 replies, the shapes Upstash clients read.
 // glide retypes the replies of some commands, chosen by the command's name and by options
-// matched byte for byte (WITHSCORES counts, withscores does not), whatever the protocol: maps
+// (WITHSCORES, in any case, anywhere among the arguments), whatever the protocol: maps
 // for stream entries and score lists, doubles for scores, distances and coordinates, booleans
 // for 1 and 0, sets for set members. The gateway's connections speak RESP2, so every other reply
 // arrives as the server sent it; this undoes glide's retyping for the commands it retypes
 // (glide-core's expected_type_for_cmd, as of @valkey/valkey-glide 2.5.2).
 import type { Arg, Reply } from '../../shared/connection.js';
-import { asciiUpper, nameOf } from './args.js';
+import { nameOf } from './args.js';
 import { type DoubleStyle, distanceText, humanText, scoreText, sumText } from './doubles.js';
 
 /** Commands glide names with their subcommand (CONFIG GET, XINFO STREAM). */
@@ -28,18 +28,15 @@ const CONTAINERS = new Set([
   'XINFO',
 ]);
 
-const utf8 = new TextEncoder();
-
-/** An argument equal to `word` byte for byte, as glide looks for an option. */
-function exactly(args: readonly Arg[], word: string): boolean {
-  const bytes = utf8.encode(word);
-  return args.some((a) => (typeof a === 'string' ? a === word : a.length === bytes.length && a.every((b, i) => b === bytes[i])));
-}
-
-/** An argument equal to `word` in any case, as the server reads an option. */
-function anyCase(args: readonly Arg[], word: string): boolean {
+/** An argument equal to `word` in any ASCII case: how glide looks for an option, and the server reads one. */
+function has(args: readonly Arg[], word: string): boolean {
   return args.some((a) => nameOf(a) === word);
 }
+
+const utf8 = new TextEncoder();
+
+/** A number's text as the bulk string the server sent: bytes, like every other bulk string (base64 encodes it). */
+const bulk = (text: string): Uint8Array => utf8.encode(text);
 
 interface Entry {
   key: unknown;
@@ -84,8 +81,8 @@ function streams(value: unknown): Reply {
 export function serverForm(args: readonly Arg[], value: unknown, style: DoubleStyle): Reply {
   if (value === null || value === undefined) return null;
   const first = nameOf(args[0]);
-  const name = CONTAINERS.has(first) && args.length > 1 ? `${first} ${asciiUpper(nameOf(args[1]))}` : first;
-  const score = (d: unknown): Reply => (typeof d === 'number' ? scoreText(d, style) : plain(d));
+  const name = CONTAINERS.has(first) && args.length > 1 ? `${first} ${nameOf(args[1])}` : first;
+  const score = (d: unknown): Reply => (typeof d === 'number' ? bulk(scoreText(d, style)) : plain(d));
   const scored = (pairs: unknown): Reply[] => {
     // a map of member → score (glide's records), or [[member, score], ...]
     const out: Reply[] = [];
@@ -98,14 +95,14 @@ export function serverForm(args: readonly Arg[], value: unknown, style: DoubleSt
   switch (name) {
     case 'INCRBYFLOAT':
     case 'HINCRBYFLOAT':
-      return typeof value === 'number' ? sumText(value) : plain(value);
+      return typeof value === 'number' ? bulk(sumText(value)) : plain(value);
     case 'ZINCRBY':
     case 'ZSCORE':
       return score(value);
     case 'ZADD':
-      return exactly(args, 'INCR') ? score(value) : plain(value);
+      return has(args, 'INCR') ? score(value) : plain(value);
     case 'GEODIST':
-      return typeof value === 'number' ? distanceText(value) : plain(value);
+      return typeof value === 'number' ? bulk(distanceText(value)) : plain(value);
     case 'ZMSCORE':
       return list(value).map(score);
     case 'ZPOPMIN':
@@ -116,10 +113,10 @@ export function serverForm(args: readonly Arg[], value: unknown, style: DoubleSt
     case 'ZUNION':
     case 'ZINTER':
     case 'ZRANDMEMBER':
-      return exactly(args, 'WITHSCORES') ? scored(value) : plain(value);
+      return has(args, 'WITHSCORES') ? scored(value) : plain(value);
     case 'ZRANK':
     case 'ZREVRANK': {
-      if (!exactly(args, 'WITHSCORE')) return plain(value);
+      if (!has(args, 'WITHSCORE')) return plain(value);
       const [rank, s] = list(value);
       return [plain(rank), score(s)];
     }
@@ -133,18 +130,18 @@ export function serverForm(args: readonly Arg[], value: unknown, style: DoubleSt
       return [plain(key), pairs];
     }
     case 'GEOPOS':
-      return list(value).map((xy) => (Array.isArray(xy) ? xy.map((c) => (typeof c === 'number' ? humanText(c) : plain(c))) : null));
+      return list(value).map((xy) => (Array.isArray(xy) ? xy.map((c) => (typeof c === 'number' ? bulk(humanText(c)) : plain(c))) : null));
     case 'GEOSEARCH':
-      return ['WITHDIST', 'WITHHASH', 'WITHCOORD'].some((w) => exactly(args, w)) ? geoMembers(args, value) : plain(value);
+      return ['WITHDIST', 'WITHHASH', 'WITHCOORD'].some((w) => has(args, w)) ? geoMembers(args, value) : plain(value);
     case 'HRANDFIELD':
-      return exactly(args, 'WITHVALUES') ? plain(list(value).flat()) : plain(value);
+      return has(args, 'WITHVALUES') ? plain(list(value).flat()) : plain(value);
     case 'XRANGE':
     case 'XREVRANGE':
       return entries(value);
     case 'XCLAIM':
-      return exactly(args, 'JUSTID') ? plain(value) : entries(value);
+      return has(args, 'JUSTID') ? plain(value) : entries(value);
     case 'XAUTOCLAIM': {
-      if (exactly(args, 'JUSTID')) return plain(value);
+      if (has(args, 'JUSTID')) return plain(value);
       const [cursor, claimed, ...rest] = list(value);
       return [plain(cursor), entries(claimed), ...rest.map(plain)];
     }
@@ -162,8 +159,8 @@ export function serverForm(args: readonly Arg[], value: unknown, style: DoubleSt
  * with whichever of the three were asked for (in any case), in that order.
  */
 function geoMembers(args: readonly Arg[], value: unknown): Reply {
-  const withDist = anyCase(args, 'WITHDIST');
-  const withHash = anyCase(args, 'WITHHASH');
+  const withDist = has(args, 'WITHDIST');
+  const withHash = has(args, 'WITHHASH');
   return list(value).map((match) => {
     const [member, rest] = list(match);
     const fields = list(rest);
@@ -171,10 +168,10 @@ function geoMembers(args: readonly Arg[], value: unknown): Reply {
     let i = 0;
     if (withDist) {
       const d = fields[i++];
-      out.push(typeof d === 'number' ? distanceText(d) : plain(d));
+      out.push(typeof d === 'number' ? bulk(distanceText(d)) : plain(d));
     }
     if (withHash) out.push(plain(fields[i++]));
-    for (const xy of fields.slice(i)) out.push(list(xy).map((c) => (typeof c === 'number' ? humanText(c) : plain(c))));
+    for (const xy of fields.slice(i)) out.push(list(xy).map((c) => (typeof c === 'number' ? bulk(humanText(c)) : plain(c))));
     return out;
   });
 }
