@@ -3,6 +3,7 @@
 // Each test states something an Upstash user relies on; the admin connection checks the keyspace.
 import { createHash, randomBytes } from 'node:crypto';
 import { Redis } from '@upstash/redis';
+import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
@@ -237,5 +238,138 @@ describe.each(inject('servers'))('@upstash/redis against the gateway: $name', ({
       body: JSON.stringify([['get', k]]),
     });
     expect(res.status).toBe(401);
+  });
+  // The server's own RESP2 replies, read over a plain RESP2 client (ioredis) beside the gateway:
+  // what an Upstash client should get back as JSON for the same command.
+  const direct = async (cmd: readonly (string | number)[]) => {
+    const oracle = new IORedis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    await oracle.connect();
+    try {
+      return await oracle.call(String(cmd[0]), ...cmd.slice(1).map(String));
+    } catch (err) {
+      return { error: (err as Error).message };
+    } finally {
+      oracle.disconnect();
+    }
+  };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${gw.admin}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as { result?: unknown; error?: string } & unknown[] };
+  };
+  const viaGateway = async (cmd: readonly (string | number | boolean | null)[]) => {
+    const r = await post('/', cmd);
+    return r.status === 200 ? r.json.result : { error: r.json.error };
+  };
+  const outcome = (o: unknown) => (o !== null && typeof o === 'object' && 'result' in o ? o.result : { error: (o as { error: string }).error });
+  /** The command answers the same through the gateway (alone, in a pipeline, in a transaction) as from the server. */
+  const sameAsServer = async (...commands: (string | number)[][]) => {
+    for (const cmd of commands) expect(await viaGateway(cmd), cmd.join(' ')).toEqual(await direct(cmd));
+    const expected = await Promise.all(commands.map(direct));
+    const piped = await post('/pipeline', commands);
+    expect(piped.json.map(outcome)).toEqual(expected);
+    const tx = await post('/multi-exec', commands);
+    expect(tx.json.map(outcome)).toEqual(expected);
+  };
+
+  it('JSON booleans and null as arguments are sent as their JSON text, as Upstash does; nested values are refused', async () => {
+    const k = fresh('bool');
+    expect(await redis.hset(k, { off: false, on: true, word: 'x' })).toBe(3);
+    expect(await adminGet(`${k}:none`)).toBeNull();
+    const row = await admin.hgetall(k);
+    expect([row.off!.toString(), row.on!.toString()]).toEqual(['false', 'true']);
+    expect(await redis.hgetall(k)).toEqual({ off: false, on: true, word: 'x' });
+    expect(await viaGateway(['SET', `${k}:null`, null])).toBe('OK');
+    expect(await adminGet(`${k}:null`)).toBe('null');
+    expect(await redis.get(`${k}:null`)).toBeNull(); // the client reads the text null back as null
+    for (const nested of [{ a: 1 }, [1]]) {
+      const r = await post('/', ['SET', `${k}:nested`, nested]);
+      expect(r.status).toBe(400);
+      expect(r.json.error).toMatch(/^ERR the body\[2\] is (an array|object); arguments are strings, numbers, booleans or null$/);
+    }
+    expect(await admin.call('EXISTS', `${k}:nested`)).toBe(0);
+  });
+
+  it("stream replies keep the server's shapes: XADD, XRANGE, XREVRANGE, XREAD, XREADGROUP, XCLAIM, XAUTOCLAIM, XINFO", async () => {
+    const k = fresh('stream');
+    for (let i = 1; i <= 3; i++) await admin.call('XADD', k, `${i}-1`, 'field', `välue ${i}`, 'n', String(i));
+    await sameAsServer(
+      ['XRANGE', k, '-', '+'],
+      ['xrange', k, '-', '+', 'count', 2],
+      ['XREVRANGE', k, '+', '-', 'COUNT', 1],
+      ['XREAD', 'COUNT', 2, 'STREAMS', k, '0'],
+      ['xread', 'streams', k, `${k}:missing`, '0', '0'],
+      ['XREAD', 'STREAMS', k, '$'],
+      ['XRANGE', `${k}:missing`, '-', '+'],
+      ['XINFO', 'STREAM', k],
+    );
+    // the reading commands move group state: each gets a group of its own, set up alike
+    for (const g of ['g1', 'g2', 'g3', 'g4']) await admin.call('XGROUP', 'CREATE', k, g, '0');
+    expect(await viaGateway(['XREADGROUP', 'GROUP', 'g1', 'c', 'COUNT', 2, 'STREAMS', k, '>'])).toEqual(
+      await direct(['XREADGROUP', 'GROUP', 'g2', 'c', 'COUNT', 2, 'STREAMS', k, '>']),
+    );
+    expect(await viaGateway(['xreadgroup', 'group', 'g3', 'c', 'streams', k, '>'])).toEqual(
+      await direct(['XREADGROUP', 'GROUP', 'g4', 'c', 'STREAMS', k, '>']),
+    );
+    expect(await viaGateway(['XCLAIM', k, 'g1', 'other', 0, '1-1', '2-1'])).toEqual(await direct(['XCLAIM', k, 'g2', 'other', 0, '1-1', '2-1']));
+    expect(await viaGateway(['XCLAIM', k, 'g1', 'other', 0, '1-1', 'JUSTID'])).toEqual(await direct(['XCLAIM', k, 'g2', 'other', 0, '1-1', 'JUSTID']));
+    expect(await viaGateway(['XAUTOCLAIM', k, 'g3', 'third', 0, '0'])).toEqual(await direct(['XAUTOCLAIM', k, 'g4', 'third', 0, '0']));
+    await sameAsServer(['XINFO', 'GROUPS', k], ['XPENDING', k, 'g1']);
+    // what an Upstash user sees
+    const entries = await redis.xrange(k, '-', '+');
+    expect(entries['2-1']).toEqual({ field: 'välue 2', n: 2 });
+  });
+
+  it("scores, sums, distances and coordinates keep the server's text: ZSCORE, ZINCRBY, INCRBYFLOAT, GEODIST, GEOPOS, GEOSEARCH", async () => {
+    const k = fresh('num');
+    await admin.call('ZADD', `${k}:z`, '1.1', 'a', '0.0001234', 'b', '1e20', 'c', 'inf', 'd', '-2.5', 'e');
+    await admin.call('GEOADD', `${k}:g`, '13.361389', '38.115556', 'Palermo', '15.087269', '37.502669', 'Catania');
+    await admin.call('HSET', `${k}:h`, 'only', 'one');
+    await admin.call('ZADD', `${k}:one`, '2.5', 'solo');
+    await sameAsServer(
+      ['ZSCORE', `${k}:z`, 'a'],
+      ['ZSCORE', `${k}:z`, 'b'],
+      ['ZSCORE', `${k}:z`, 'c'],
+      ['ZSCORE', `${k}:z`, 'd'],
+      ['ZMSCORE', `${k}:z`, 'a', 'nope', 'e'],
+      ['ZRANGE', `${k}:z`, 0, -1, 'WITHSCORES'],
+      ['zrange', `${k}:z`, 0, -1, 'withscores'],
+      ['ZRANGEBYSCORE', `${k}:z`, '-inf', '+inf', 'WITHSCORES'],
+      ['ZUNION', 1, `${k}:z`, 'WITHSCORES'],
+      ['ZRANDMEMBER', `${k}:one`, -2, 'WITHSCORES'],
+      ['HRANDFIELD', `${k}:h`, -2, 'WITHVALUES'],
+      ['hrandfield', `${k}:h`, -2, 'withvalues'],
+      ['GEODIST', `${k}:g`, 'Palermo', 'Catania', 'ft'],
+      ['geodist', `${k}:g`, 'Palermo', 'Catania', 'km'],
+      ['GEOPOS', `${k}:g`, 'Palermo', 'nowhere', 'Catania'],
+      ['GEOSEARCH', `${k}:g`, 'FROMLONLAT', 15, 37, 'BYRADIUS', 200, 'km', 'ASC', 'WITHCOORD', 'WITHDIST', 'WITHHASH'],
+      ['geosearch', `${k}:g`, 'fromlonlat', 15, 37, 'byradius', 200, 'km', 'asc', 'withcoord', 'withdist'],
+      ['GEOSEARCH', `${k}:g`, 'FROMMEMBER', 'Palermo', 'BYBOX', 400, 400, 'km', 'ASC', 'WITHHASH', 'WITHCOORD'],
+      ['GEOSEARCH', `${k}:g`, 'FROMMEMBER', 'Palermo', 'BYRADIUS', 300, 'km', 'DESC'],
+      ['SMISMEMBER', `${k}:none`, 'a'],
+      ['CONFIG', 'GET', 'maxmemory-policy'],
+    );
+    // writes: each on two keys set up alike, one written through the gateway, one directly
+    const writes: Array<[setup: string[], write: (key: string) => (string | number)[]]> = [
+      [['ZADD', '1.1', 'a', '0.3', 'b'], (key) => ['ZINCRBY', key, 0.1, 'a']],
+      [['ZADD', '1.1', 'a', '0.3', 'b'], (key) => ['ZADD', key, 'INCR', 0.2, 'a']],
+      [['ZADD', '1.1', 'a', '0.3', 'b'], (key) => ['ZPOPMIN', key, 2]],
+      [['ZADD', '1.1', 'a', '0.3', 'b'], (key) => ['ZPOPMAX', key]],
+      [['ZADD', '1.1', 'a', '0.3', 'b'], (key) => ['ZMPOP', 1, key, 'MIN', 'COUNT', 2]],
+      [['SET', '10.5'], (key) => ['INCRBYFLOAT', key, '0.1']],
+      [['HSET', 'f', '1.25'], (key) => ['HINCRBYFLOAT', key, 'f', '2.0e3']],
+    ];
+    for (const [[setup, ...values], write] of writes) {
+      const [mine, theirs] = [fresh('w'), fresh('w')];
+      for (const key of [mine, theirs]) await admin.call(setup!, key, ...values);
+      // ZMPOP names the key it popped from: the other key's name, read as this one's
+      const expected = JSON.parse(JSON.stringify(await direct(write(theirs))).replaceAll(theirs, mine));
+      expect(await viaGateway(write(mine)), write(mine)[0] as string).toEqual(expected);
+    }
+    // what an Upstash user sees: the distance as the server wrote it
+    expect(await viaGateway(['GEODIST', `${k}:g`, 'Palermo', 'Catania', 'FT'])).toBe('545518.8700');
   });
 });

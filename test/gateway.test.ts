@@ -699,7 +699,9 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
         ['/', '{"SET":"json:k"}'],
         ['/', ''],
         ['/', '[]'],
-        ['/', '["SET","json:k",null]'],
+        // null and booleans go as their JSON text, as Upstash does (gateway-upstash.test.ts); nested values do not
+        ['/', '["SET","json:k",{"a":1}]'],
+        ['/', '["SET","json:k",[1]]'],
         ['/pipeline', '[["SET","json:k","v"],'],
         ['/pipeline', '[]'],
         ['/multi-exec', '[["SET","json:k","v"]'],

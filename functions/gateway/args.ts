@@ -4,7 +4,11 @@ import type { Arg } from '../../shared/connection.js';
 /** The request names no valid command: a 400 with this message. */
 export class BadCommand extends Error {}
 
-/** One JSON command: a non-empty array of strings and numbers. */
+/**
+ * One JSON command: a non-empty array of strings, numbers, booleans and nulls. A boolean or a
+ * null is sent as its JSON text (true, false, null), as Upstash does: @upstash/redis sends
+ * `hset(key, { f: false })` so, and reads "false" back as false. Arrays and objects are refused.
+ */
 export function jsonCommand(value: unknown, where = 'the body'): Arg[] {
   if (!Array.isArray(value) || value.length === 0) {
     throw new BadCommand(`${where} must be a non-empty JSON array like ["SET","key","value"]`);
@@ -12,7 +16,8 @@ export function jsonCommand(value: unknown, where = 'the body'): Arg[] {
   return value.map((v, i) => {
     if (typeof v === 'string') return v;
     if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-    throw new BadCommand(`${where}[${i}] is ${v === null ? 'null' : typeof v}; arguments are strings or numbers`);
+    if (typeof v === 'boolean' || v === null) return String(v);
+    throw new BadCommand(`${where}[${i}] is ${Array.isArray(v) ? 'an array' : typeof v}; arguments are strings, numbers, booleans or null`);
   });
 }
 

@@ -28,9 +28,10 @@ export interface Backend {
 }
 
 export function glideBackend(options: GlideOptions): Backend {
-  const producer = glideLane(options);
+  // RESP2, as Upstash's clients expect: replies come as the server sends them to RESP2 clients
+  const producer = glideLane({ ...options, resp2: true });
   // the admin scope is not fenced: it writes no jobs, and an operator may need it to fix the key
-  const admin = glideLane({ ...options, fence: false });
+  const admin = glideLane({ ...options, resp2: true, fence: false });
   const laneOf = (scope: Scope) => (scope === 'admin' ? admin : producer);
   // one table per connection: learned on the connection it describes
   const tables = new WeakMap<GlideConnection, CommandTable>();

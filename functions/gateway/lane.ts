@@ -4,6 +4,7 @@
 import type { Arg, Outcome } from '../../shared/connection.js';
 import { NotReplicatedError, connectGlide, type GlideConnection, type GlideOptions } from '../../shared/connections/glide.js';
 import { ConnectionError } from '../../shared/errors.js';
+import { type DoubleStyle, styleOf } from './doubles.js';
 import { command, transaction } from './glide-commands.js';
 
 /** How often a PING checks whether Valkey is back, after a failure. */
@@ -22,15 +23,30 @@ export interface Lane {
   close(): Promise<void>;
 }
 
+/**
+ * How the server prints doubles (doubles.ts), read from INFO once per connection; a server that
+ * refuses INFO is taken as current.
+ */
+async function serverStyle(c: GlideConnection): Promise<DoubleStyle> {
+  try {
+    const info = await c.wire.routed(['INFO', 'server'], 'info');
+    return styleOf(Buffer.isBuffer(info) ? info.toString('utf8') : String(info));
+  } catch {
+    return 'shortest';
+  }
+}
+
 export function glideLane(options: GlideOptions): Lane {
   let connection: GlideConnection | undefined;
+  let style: DoubleStyle = 'shortest';
   let connecting: Promise<GlideConnection> | undefined;
   let closed = false;
 
   const connected = (): Promise<GlideConnection> => {
     if (connection) return Promise.resolve(connection);
     connecting ??= connectGlide(options).then(
-      (c) => {
+      async (c) => {
+        style = await serverStyle(c);
         connecting = undefined;
         if (closed) void c.close();
         return (connection = c);
@@ -51,7 +67,7 @@ export function glideLane(options: GlideOptions): Lane {
     while (down !== undefined && !closed) {
       await new Promise((r) => setTimeout(r, PROBE_MS));
       try {
-        const pong = await command((await connected()).wire, ['PING']);
+        const pong = await command((await connected()).wire, ['PING'], style);
         if (pong.ok) down = undefined;
       } catch {
         // still away
@@ -83,8 +99,8 @@ export function glideLane(options: GlideOptions): Lane {
   };
 
   return {
-    command: (args) => guard((c) => command(c.wire, args)),
-    transaction: (commands) => guard((c) => transaction(c.wire, commands)),
+    command: (args) => guard((c) => command(c.wire, args, style)),
+    transaction: (commands) => guard((c) => transaction(c.wire, commands, style)),
     admit() {
       // connected: the fence answers at once when it was read lately (no promise at all)
       if (connection && down === undefined && !closed) return connection.fence.admit()?.catch(unavailable);

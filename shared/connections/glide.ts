@@ -8,6 +8,7 @@ import {
   ConfigurationError,
   ConnectionError as GlideConnectionError,
   Decoder,
+  ProtocolVersion,
   GlideClient,
   GlideClusterClient,
   Logger,
@@ -55,6 +56,11 @@ export interface GlideOptions {
    * GET; run() and pipeline() would still read the key before they write.
    */
   fence?: boolean;
+  /**
+   * Speak RESP2 (default RESP3). The gateway does: its clients expect RESP2's replies, and a
+   * server speaking RESP3 sends doubles, maps and sets that glide would hand on typed.
+   */
+  resp2?: boolean;
 }
 
 type Client = GlideClient | GlideClusterClient;
@@ -359,6 +365,7 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
     maxBatch = 32,
     wireVersion,
     fence = true,
+    resp2 = false,
     ...rest
   } = typeof options === 'string' ? { url: options } : options;
   const endpoint = parseValkeyUrl(url);
@@ -381,6 +388,7 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
     requestTimeout: requestTimeoutMs,
     defaultDecoder: Decoder.Bytes,
     clientName: 'emq',
+    protocol: resp2 ? ProtocolVersion.RESP2 : ProtocolVersion.RESP3,
     advancedConfiguration: { connectionTimeout: connectTimeoutMs },
     ...(endpoint.password !== undefined ? { credentials: { password: endpoint.password, ...(endpoint.username ? { username: endpoint.username } : {}) } } : {}),
   };
