@@ -2,8 +2,8 @@
   @job-state: a producer's read-back of one job: where is it now, and how many attempts.
   The state is read as the EchoMQ library reads it (EchoMQ.Metrics.get_job_state, its
   @state_lookup): by which of the queue's sets holds the id, in the order pending, active,
-  schedule, dead; failing those, a flow parent held out of every set, told by its row's
-  state field. Reads only; never writes.
+  schedule, dead; failing those, a flow parent held out of every set, or a job waiting in
+  its group's lane, told by its row's fields. Reads only; never writes.
 
   KEYS[1]  emq:{<queue>}:job:<id>   the job's row (HASH)
   KEYS[2]  emq:{<queue>}:pending    the pending set (ZSET)
@@ -17,7 +17,9 @@
   Replies
     { state, attempts }  state: 'pending', 'active', 'scheduled' or 'dead' (the first set
                          whose ZSCORE has the id), else 'awaiting_children' when the row's
-                         state field is exactly that; attempts: the row's field as stored,
+                         state field is exactly that, else 'pending' when it is 'pending'
+                         and the row has a group field (a job in its lane, which the
+                         library's lookup answers 'unknown'); attempts: the row's field as stored,
                          '0' when the row has none (or there is no row)
     nil                  none of those: no row, or a row in no set with any other state
                          (the library answers 'absent' and 'unknown' there; a producer
@@ -29,7 +31,7 @@
     WRONGTYPE ...  KEYS[1] exists and is not a hash, or a set exists and is not a zset
 
   Order: layout gate, type gates (KEYS[1] to KEYS[5]), ZSCORE in KEYS[2] to KEYS[5], the
-  row's state field, the row's attempts field.
+  row's state (and group) field, the row's attempts field.
 ]]
 
 local row = KEYS[1]
@@ -101,8 +103,14 @@ for i = 1, 4 do
     break
   end
 end
-if state == nil and held == 'hash' and redis.call('HGET', row, 'state') == 'awaiting_children' then
-  state = 'awaiting_children'
+if state == nil and held == 'hash' then
+  local told = redis.call('HGET', row, 'state')
+  if told == 'awaiting_children' then
+    state = 'awaiting_children'
+  elseif told == 'pending' and redis.call('HEXISTS', row, 'group') == 1 then
+    -- a lane holds it: the lane's key is named by the group, so it is not among KEYS
+    state = 'pending'
+  end
 end
 if state == nil then
   return false

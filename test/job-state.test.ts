@@ -4,7 +4,7 @@
 // field; attempts from the row. Reads only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome } from '../shared/connection.js';
-import { InvalidIdError, KindError, ProtocolError, WrongTypeError, enqueue, jobState, jobStateScript, mintId } from '../shared/index.js';
+import { InvalidIdError, KindError, ProtocolError, WrongTypeError, enqueue, enqueueGrouped, jobState, jobStateScript, mintId } from '../shared/index.js';
 import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
 import { connectedTo, targets } from './support/targets.js';
 
@@ -62,6 +62,20 @@ describe.each(targets())('@job-state: $name', (target) => {
     // released by its last child: ZADD pending and state pending
     await admin.call('ZADD', `emq:{${q}}:pending`, '0', id);
     expect(await jobState(conn, q, id)).toEqual({ state: 'pending', attempts: 0 });
+  });
+
+  it('a job waiting in its lane is pending, by its row (state pending and a group); claimed, it is active', async () => {
+    const q = freshQueue('state');
+    const id = mintId();
+    await enqueueGrouped(conn, q, 'PRT0KHTOWnGLuC', id, 'in the lane');
+    expect(await jobState(conn, q, id)).toEqual({ state: 'pending', attempts: 0 });
+    // the row alone, without a group, is no lane job: absent, as before
+    const bare = mintId();
+    await admin.call('HSET', `emq:{${q}}:job:${bare}`, 'state', 'pending', 'attempts', '0', 'payload', 'p');
+    expect(await jobState(conn, q, bare)).toBeNull();
+    await admin.call('ZADD', `emq:{${q}}:active`, '1', id);
+    await admin.call('HSET', `emq:{${q}}:job:${id}`, 'state', 'active', 'attempts', '1');
+    expect(await jobState(conn, q, id)).toEqual({ state: 'active', attempts: 1 });
   });
 
   it("the sets are read in the library's order: pending, active, schedule, dead", async () => {

@@ -219,6 +219,18 @@ describe('producer placement: lanes and the schedule', () => {
     expect(String(await admin.text('HGET', `emq:{${q}}:job:${id}`, 'payload'))).toBe('first');
   });
 
+  it('a batch whose flat items the queue refuses (its pending key is no sorted set): 409, and results says which items landed', async () => {
+    const q = freshQueue('partly');
+    await admin.call('SET', `emq:{${q}}:pending`, 'not a zset');
+    const res = await post(`/v1/queues/${q}/batch`, JSON.stringify([{ payload: 'flat' }, { payload: 'lane', group: A }, { payload: 'later', delay: '1m' }]));
+    expect([res.status, res.body.code]).toEqual([409, 'conflict']);
+    const results = res.body.results as Array<Record<string, string>>;
+    expect(results.map((r) => r.verdict ?? r.code)).toEqual(['conflict', 'enqueued', 'scheduled']);
+    expect(await state(q, results[0]!.id)).toBe('null');
+    expect(await admin.text('HGET', `emq:{${q}}:job:${results[1]!.id}`, 'group')).toBe(A);
+    expect(await state(q, results[2]!.id)).toBe('scheduled');
+  });
+
   it('a batch mixes flat, lane and scheduled items in one round trip; a verdict per item, in order', async () => {
     const q = freshQueue('batch');
     const consumer = libraryConsumer(admin, q);

@@ -299,7 +299,17 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
     });
     const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs).map((job) => ({ ...job, ...withDefaultLane(queue, job, groupOf) }));
     // flat, lane and scheduled items alike: one pipeline, a result per item in order
-    return c.json({ queue, results: await admitMany(via(c, queue), queue, jobs, mint) });
+    try {
+      return c.json({ queue, results: await admitMany(via(c, queue), queue, jobs, mint) });
+    } catch (err) {
+      if (!(err instanceof BatchError)) throw err;
+      // each item is atomic on its own: say which landed, so none is lost to the caller
+      const p = problemOf(err);
+      const results = (err as BatchError<string>).results.map((r) =>
+        'error' in r ? { id: r.id, code: problemOf(r.error).code } : { id: r.id, verdict: r.verdict },
+      );
+      throw new Problem(p.status, p.code, `${p.detail}; results says which items landed`, { ...p.extra, results });
+    }
   });
 
   app.post('/v1/queues/:queue/flows', async (c) => {

@@ -117,10 +117,12 @@ export interface Plan {
   /** Alternatives to `status` when Valkey decides between them. */
   statuses?: number[] | undefined;
   /**
-   * A refusal Valkey decides mid-batch (one of its pipelines failed) while the others may have
-   * written: a known limitation (the batch answers the first failure, not which jobs landed).
+   * A refusal Valkey decides mid-batch (some items failed) while the others wrote: the problem's
+   * `results` says which items landed (refusalCheck checks it).
    */
   partial?: boolean | undefined;
+  /** For such a refusal: checks what it says landed (and tells the model). */
+  refusalCheck?: ((ans: Answer) => Promise<void>) | undefined;
   /** The problem code, for the producer's refusals. */
   code?: string | undefined;
   /** The index a batch refusal names (the first bad item). */
@@ -219,6 +221,7 @@ export async function runUp(plan: Plan, base: string, phase: Phase, checkWrites:
   if (plan.code && ans.status === plan.status && ans.json?.code !== plan.code) violation(plan, ans, `expected the problem code ${plan.code}`);
   if (plan.index !== undefined && ans.status === 400 && ans.json?.index !== plan.index) violation(plan, ans, `expected the refusal to name item ${plan.index}`);
   if (ans.status < 300 && plan.check) await plan.check(ans);
+  if (ans.status >= 400 && plan.refusalCheck) await plan.refusalCheck(ans);
   if (!checkWrites) return;
   const changed = !same(before, after);
   const writes = ans.status >= 400 ? (plan.partial ? 'maybe' : false) : plan.writes(ans);
