@@ -158,6 +158,53 @@ describe('createProducerClient (typed client)', () => {
     expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(5);
   });
 
+  it('flow: ids minted here, bytes exact, the parent released by the last child; a taken parent or child id minted here is minted again', async () => {
+    const q = freshQueue('cflow');
+    const other = freshQueue('cflow2');
+    const client = createProducerClient({ url, token: TOKEN });
+    const flow = await client.flow(q, {
+      parent: { payload: 'sum' },
+      children: [{ payload: new Uint8Array([0xff, 0]) }, { payload: 'there', queue: other, onFailure: 'ignore' }],
+    });
+    expect(flow.verdict).toBe('enqueued');
+    expect(flow.children.map((c) => c.queue)).toEqual([q, other]);
+    expect((await admin.hgetall(`emq:{${q}}:job:${flow.children[0]!.id}`)).payload).toEqual(Buffer.from([0xff, 0]));
+    const [here, there] = [libraryConsumer(admin, q), libraryConsumer(admin, other)];
+    const far = await there.claim();
+    await there.complete(far!.id, far!.token);
+    await there.pump();
+    const near = await here.claim();
+    expect(near?.id).toBe(flow.children[0]!.id);
+    await here.complete(near!.id, near!.token);
+    expect((await here.claim())?.id).toBe(flow.parent.id);
+    expect(await client.status(q, flow.parent.id)).toMatchObject({ state: 'active' });
+
+    // another minter took the ids this client mints first: the parent's (duplicate), then a child's (409 job_exists)
+    for (const which of ['parent', 'child'] as const) {
+      const sent: string[][] = [];
+      const colliding = createProducerClient({
+        url,
+        token: TOKEN,
+        fetch: async (input, init) => {
+          const body = JSON.parse(String(init?.body)) as { parent: { id: string }; children: Array<{ id: string }> };
+          sent.push([body.parent.id, ...body.children.map((c) => c.id)]);
+          if (sent.length === 1) {
+            const taken = which === 'parent' ? body.parent.id : body.children[1]!.id;
+            await admin.call('HSET', `emq:{${q}}:job:${taken}`, 'state', 'pending', 'attempts', '0', 'payload', 'theirs');
+          }
+          return fetch(input, init);
+        },
+      });
+      const landed = await colliding.flow(q, { parent: { payload: 'P' }, children: [{ payload: 'a' }, { payload: 'b' }] });
+      expect(landed.verdict).toBe('enqueued');
+      expect(sent).toHaveLength(2);
+      const moved = which === 'parent' ? 0 : 2;
+      sent[0]!.forEach((id, i) => (i === moved ? expect(sent[1]![i]).not.toBe(id) : expect(sent[1]![i]).toBe(id)));
+      expect(String(await admin.text('HGET', `emq:{${q}}:job:${sent[0]![moved]}`, 'payload'))).toBe('theirs');
+      expect([landed.parent.id, ...landed.children.map((c) => c.id)]).toEqual(sent[1]);
+    }
+  });
+
   describe('through a proxy that answers 503 to the first try, after the job has landed', () => {
     let proxy: Server;
     let proxyUrl: string;
@@ -200,6 +247,16 @@ describe('createProducerClient (typed client)', () => {
       expect(seen[0]).toBe(seen[1]);
       expect(result).toEqual({ id: seen[0], queue: q, verdict: 'duplicate' });
       expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(1);
+    });
+
+    it('a flow retried after a 503 keeps its ids: duplicate, nothing twice', async () => {
+      failFirst = true;
+      const client = createProducerClient({ url: proxyUrl, token: TOKEN, backoffMs: 1 });
+      const q = freshQueue('retry');
+      const flow = await client.flow(q, { parent: { payload: 'P' }, children: [{ payload: 'a' }, { payload: 'b' }] });
+      expect(flow.verdict).toBe('duplicate');
+      expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(2);
+      expect(String(await admin.call('GET', `emq:{${q}}:job:${flow.parent.id}:dependencies`))).toBe('2');
     });
 
     it('a batch retried after a 503 keeps its ids: no job twice', async () => {
