@@ -87,6 +87,28 @@ it('npm start serves the producer, enqueues over HTTP, puts no secret on a comma
     const read = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs/${id}`, { headers: { Authorization: `Bearer ${token}` } });
     expect(await read.json()).toMatchObject({ id, state: 'pending', attempts: 0 });
 
+    // what the admission issues added, through the Worker and the gateway npm start runs
+    const auth = { Authorization: `Bearer ${token}` };
+    const stateOf = async (queue: string, job: string) =>
+      ((await (await fetch(`http://127.0.0.1:${port}/v1/queues/${queue}/jobs/${job}`, { headers: auth })).json()) as { state?: string }).state;
+    const later = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs`, { method: 'POST', body: 'l', headers: { ...auth, 'Emq-Delay': '1h' } });
+    const lane = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs`, {
+      method: 'POST',
+      body: 'g',
+      headers: { ...auth, 'Emq-Group': 'PRT0KHTOWnGLuC' },
+    });
+    const flow = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/flows`, {
+      method: 'POST',
+      body: JSON.stringify({ parent: { payload: 'P' }, children: [{ payload: 'a' }, { payloadBase64: '/w==', queue: `${q}-b` }] }),
+      headers: auth,
+    });
+    expect([later.status, lane.status, flow.status]).toEqual([201, 201, 201]);
+    const flowed = (await flow.json()) as { parent: { id: string }; children: Array<{ queue: string; id: string }> };
+    expect(await stateOf(q, ((await later.json()) as { id: string }).id)).toBe('scheduled');
+    expect(await stateOf(q, ((await lane.json()) as { id: string }).id)).toBe('pending');
+    expect(await stateOf(q, flowed.parent.id)).toBe('awaiting_children');
+    expect(await stateOf(`${q}-b`, flowed.children[1]!.id)).toBe('pending');
+
     const big = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs`, {
       method: 'POST',
       body: 'x'.repeat(65),
