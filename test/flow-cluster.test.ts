@@ -4,61 +4,28 @@
 // checked across slots writes nothing on any node; and the library's consumer (the model's
 // claim, complete and pump, routed through the cluster) releases each parent when its last
 // child completes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../scripts/cluster.js';
-import type { Arg, Connection } from '../shared/connection.js';
-import { command } from '../functions/gateway/glide-commands.js';
-import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
+import { describe, expect, it } from 'vitest';
+import type { Connection } from '../shared/connection.js';
 import { connectRest } from '../shared/connections/rest.js';
 import { ConflictError, addFlow, mintId } from '../shared/index.js';
-import { connectAdmin, type Admin } from './support/admin.js';
-import { libraryConsumer } from './support/consumer.js';
-import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { type CommandCaller, libraryConsumer } from './support/consumer.js';
+import { onCluster } from './support/cluster-harness.js';
 import { queueOnSlot, slotOf } from './support/slot.js';
 
 type Consumer = ReturnType<typeof libraryConsumer>;
-const asBuffers = (v: unknown): unknown => (Array.isArray(v) ? v.map(asBuffers) : v instanceof Uint8Array ? Buffer.from(v) : v);
-
 describe('flows on a Valkey Cluster (3 primaries)', () => {
-  let cluster: RunningCluster;
-  let glide: GlideConnection;
-  let routed: GlideConnection;
-  let gateway: GatewayProcess;
-  let nodes: Admin[];
-
-  beforeAll(async () => {
-    cluster = await startCluster({ primaries: 3, replicas: 0 });
-    glide = await connectGlide(cluster.url);
-    routed = await connectGlide(cluster.url);
-    gateway = await startGatewayProcess(cluster.url);
-    nodes = await Promise.all(cluster.nodes.map((n) => connectAdmin(n.url)));
-  }, 120_000);
-  afterAll(async () => {
-    await glide?.close();
-    await routed?.close();
-    for (const n of nodes ?? []) n.close();
-    if (gateway) expect(await gateway.stop()).toBe(0);
-    await cluster?.stop();
-  });
-
-  /** The consumer model's commands through the cluster, each routed by its key. */
-  const viaCluster = {
-    async call(...args: Arg[]) {
-      const outcome = await command(routed.wire, args);
-      if (!outcome.ok) throw new Error(outcome.error);
-      return asBuffers(outcome.value);
-    },
-  } as Parameters<typeof libraryConsumer>[0];
+  const h = onCluster();
+  const viaCluster: CommandCaller = { call: (...args) => h.routed.call(...args) };
 
   /** The index of the one node holding every key of queue q (and each key in q's slot). */
   async function holder(q: string): Promise<number> {
-    const held = await Promise.all(nodes.map(async (n) => ((await n.call('KEYS', `emq:{${q}}:*`)) as Buffer[]).map(String)));
+    const held = await Promise.all(h.nodes.map(async (n) => ((await n.call('KEYS', `emq:{${q}}:*`)) as Buffer[]).map(String)));
     const holders = held.map((keys, i) => (keys.length > 0 ? i : -1)).filter((i) => i >= 0);
     expect(holders, q).toHaveLength(1);
     for (const k of held[holders[0]!]!) expect(slotOf(k), k).toBe(slotOf(`{${q}}`));
     return holders[0]!;
   }
-  const dbsizes = () => Promise.all(nodes.map(async (n) => Number(await n.call('DBSIZE'))));
+  const dbsizes = () => Promise.all(h.nodes.map(async (n) => Number(await n.call('DBSIZE'))));
 
   async function lifeOf(conn: Connection, label: string) {
     // one queue in each third of the slots: each on its own primary
@@ -121,10 +88,10 @@ describe('flows on a Valkey Cluster (3 primaries)', () => {
   }
 
   it("over glide: each job in its queue's slot, the children on other nodes than their parent; every parent released by its last child", async () => {
-    await lifeOf(glide, 'flow-glide');
+    await lifeOf(h.glide, 'flow-glide');
   });
 
   it('over the gateway (REST): the same', async () => {
-    await lifeOf(connectRest({ url: gateway.url, token: gateway.producer }), 'flow-rest');
+    await lifeOf(connectRest({ url: h.gateway.url, token: h.gateway.producer }), 'flow-rest');
   });
 });

@@ -3,53 +3,20 @@
 // wake, dedup key) lives in its queue's slot, on one node, so each script runs there; and the
 // library's consumer (the model's promote, claim, gclaim, complete, run through the cluster)
 // takes every job to the end.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../scripts/cluster.js';
-import type { Arg, Connection } from '../shared/connection.js';
-import { command } from '../functions/gateway/glide-commands.js';
-import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
+import { describe, expect, it } from 'vitest';
+import type { Connection } from '../shared/connection.js';
 import { connectRest } from '../shared/connections/rest.js';
 import { enqueueGrouped, enqueueGroupedOnce, mintId, schedule, scheduleOnce } from '../shared/index.js';
-import { connectAdmin, type Admin } from './support/admin.js';
-import { libraryConsumer } from './support/consumer.js';
-import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { type CommandCaller, libraryConsumer } from './support/consumer.js';
+import { onCluster } from './support/cluster-harness.js';
 import { slotOf } from './support/slot.js';
 
 const A = 'PRT0KHTOWnGLuC';
 const B = 'USR0NgWEfAEJfs';
 
-const asBuffers = (v: unknown): unknown => (Array.isArray(v) ? v.map(asBuffers) : v instanceof Uint8Array ? Buffer.from(v) : v);
-
 describe('scheduled and grouped admission on a Valkey Cluster (3 primaries)', () => {
-  let cluster: RunningCluster;
-  let glide: GlideConnection;
-  let routed: GlideConnection;
-  let gateway: GatewayProcess;
-  let nodes: Admin[];
-
-  beforeAll(async () => {
-    cluster = await startCluster({ primaries: 3, replicas: 0 });
-    glide = await connectGlide(cluster.url);
-    routed = await connectGlide(cluster.url);
-    gateway = await startGatewayProcess(cluster.url);
-    nodes = await Promise.all(cluster.nodes.map((n) => connectAdmin(n.url)));
-  }, 120_000);
-  afterAll(async () => {
-    await glide?.close();
-    await routed?.close();
-    for (const n of nodes ?? []) n.close();
-    if (gateway) expect(await gateway.stop()).toBe(0);
-    await cluster?.stop();
-  });
-
-  /** The consumer model's commands through the cluster, each routed by its key. */
-  const viaCluster = {
-    async call(...args: Arg[]) {
-      const outcome = await command(routed.wire, args);
-      if (!outcome.ok) throw new Error(outcome.error);
-      return asBuffers(outcome.value);
-    },
-  } as Parameters<typeof libraryConsumer>[0];
+  const h = onCluster();
+  const viaCluster: CommandCaller = { call: (...args) => h.routed.call(...args) };
 
   async function lifeOf(conn: Connection, label: string) {
     const queues = Array.from({ length: 24 }, (_, i) => `${label}-${Date.now().toString(36)}-${i}`);
@@ -73,7 +40,7 @@ describe('scheduled and grouped admission on a Valkey Cluster (3 primaries)', ()
         // every key of the queue: on one node, in the queue's slot
         const slot = slotOf(`{${q}}`);
         slots.add(slot);
-        const held = await Promise.all(nodes.map(async (n) => ((await n.call('KEYS', `emq:{${q}}:*`)) as Buffer[]).map(String)));
+        const held = await Promise.all(h.nodes.map(async (n) => ((await n.call('KEYS', `emq:{${q}}:*`)) as Buffer[]).map(String)));
         const holders = held.filter((keys) => keys.length > 0);
         expect(holders).toHaveLength(1);
         const keys = holders[0]!;
@@ -94,18 +61,18 @@ describe('scheduled and grouped admission on a Valkey Cluster (3 primaries)', ()
   }
 
   it("over glide: each queue's keys in its slot on one node, every job promoted, claimed and completed", async () => {
-    const slots = await lifeOf(glide, 'lanes-glide');
+    const slots = await lifeOf(h.glide, 'lanes-glide');
     expect(slots.size).toBe(24);
   });
 
   it('over the gateway (REST): the same', async () => {
-    const rest = connectRest({ url: gateway.url, token: gateway.producer });
+    const rest = connectRest({ url: h.gateway.url, token: h.gateway.producer });
     const slots = await lifeOf(rest, 'lanes-rest');
     expect(slots.size).toBe(24);
   });
 
   it('the queues were spread over every primary', async () => {
-    const counts = await Promise.all(nodes.map(async (n) => ((await n.call('KEYS', 'emq:{lanes-*')) as Buffer[]).length));
+    const counts = await Promise.all(h.nodes.map(async (n) => ((await n.call('KEYS', 'emq:{lanes-*')) as Buffer[]).length));
     expect(counts.filter((c) => c > 0)).toHaveLength(3);
   });
 });
