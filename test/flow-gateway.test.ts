@@ -3,7 +3,7 @@
 // and still nothing else: a text one byte off, an unknown SHA-1, or the plain commands the
 // library's host sends around its flow scripts (HSET parent_policy, SET, DEL) answer 403 and
 // write nothing.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import {
   allScripts,
   dependenciesKey,
@@ -15,25 +15,12 @@ import {
   processedKey,
   type Script,
 } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
-import { answerOf } from './support/answer.js';
-import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { freshQueue, snapshot } from './support/admin.js';
+import { gatewayOn } from './support/gateway.js';
 
 describe('the gateway allows the flow scripts to a producer token, and nothing more', () => {
-  let gw: GatewayProcess;
-  let admin: Admin;
-  const server = inject('servers')[0]!;
-  beforeAll(async () => {
-    gw = await startGatewayProcess(server.url);
-    admin = await connectAdmin(server.url);
-  });
-  afterAll(async () => {
-    admin?.close();
-    if (gw) expect(await gw.stop()).toBe(0);
-  });
-
-  const post = async (path: string, body: string | Uint8Array, type = 'application/octet-stream') =>
-    answerOf(await fetch(gw.url + path, { method: 'POST', body, headers: { Authorization: `Bearer ${gw.producer}`, 'Content-Type': type } }));
+  const h = gatewayOn(inject('servers')[0]!.url);
+  const post = h.post;
   /** A call of `script` landing fresh jobs of queue q: its keys, its arguments before the payload, and the row the payload lands in (@flow: a child's). */
   const callOf = (script: Script, q: string, size = 1): [string[], string[], string] => {
     const [id, other] = [mintId(), mintId()];
@@ -54,13 +41,13 @@ describe('the gateway allows the flow scripts to a producer token, and nothing m
   it.each(flowScripts.map((s) => [s.name, s] as const))(
     '@%s: EVAL of its exact text (JSON), and EVALSHA path-style with the payload as the raw body',
     async (_, script) => {
-      await admin.call('SCRIPT', 'FLUSH');
+      await h.admin.call('SCRIPT', 'FLUSH');
       const q = freshQueue('gwflow');
       const [keys, args, landed] = callOf(script, q, 7);
       const byText = await post('/', JSON.stringify(['EVAL', script.text, keys.length, ...keys, ...args, 'by text']), 'application/json');
       expect(byText.status, byText.text).toBe(200);
       expect(byText.json).not.toHaveProperty('error');
-      expect(String(await admin.text('HGET', landed, 'payload'))).toBe('by text');
+      expect(String(await h.admin.text('HGET', landed, 'payload'))).toBe('by text');
 
       const payload = new Uint8Array([0xff, 0, 0xfe, 0xc3]);
       const [keys2, args2, landed2] = callOf(script, q, payload.length);
@@ -68,15 +55,15 @@ describe('the gateway allows the flow scripts to a producer token, and nothing m
       const bySha = await post(path, payload);
       expect(bySha.status, bySha.text).toBe(200);
       expect(bySha.json).not.toHaveProperty('error');
-      expect([...((await admin.call('HGET', landed2, 'payload')) as Buffer)]).toEqual([...payload]);
+      expect([...((await h.admin.call('HGET', landed2, 'payload')) as Buffer)]).toEqual([...payload]);
     },
   );
 
   it('a text one byte off, an unknown SHA-1, or the commands around the library’s flow scripts: 403, nothing written', async () => {
     const q = freshQueue('gwflowdeny');
     const id = mintId();
-    await admin.call('HSET', `emq:{${q}}:job:${id}`, 'state', 'pending', 'attempts', '0', 'payload', 'x', 'parent', mintId());
-    const before = await snapshot(admin, q);
+    await h.admin.call('HSET', `emq:{${q}}:job:${id}`, 'state', 'pending', 'attempts', '0', 'payload', 'x', 'parent', mintId());
+    const before = await snapshot(h.admin, q);
     for (const script of flowScripts) {
       const [keys, args] = callOf(script, q);
       const altered = `${script.text}\n`;
@@ -94,6 +81,6 @@ describe('the gateway allows the flow scripts to a producer token, and nothing m
       const r = await post('/', JSON.stringify(command), 'application/json');
       expect(r.status, command[0]).toBe(403);
     }
-    expect(await snapshot(admin, q)).toEqual(before);
+    expect(await snapshot(h.admin, q)).toEqual(before);
   });
 });
