@@ -17,9 +17,8 @@ describe.each(targets())('admitMany: $name', (target) => {
   let admin: Admin;
   beforeAll(() => void ({ conn, admin } = held));
 
-  const fields = async (q: string, id: string) =>
-    Object.fromEntries(Object.entries(await admin.hgetall(`emq:{${q}}:job:${id}`)).map(([k, v]) => [k, v.toString('latin1')]));
-  const members = async (key: string) => ((await admin.call('ZRANGE', key, '0', '-1')) as Buffer[]).map(String);
+  const fields = (q: string, id: string) => admin.row(q, id);
+  const members = (key: string) => admin.zmembers(key);
   const score = async (q: string, id: string) => Number(String(await admin.text('ZSCORE', `emq:{${q}}:schedule`, id)));
 
   it('a mix of flat, lane, scheduled and grouped scheduled jobs, given and minted ids, repeats: one pipeline, each in its place', async () => {

@@ -65,9 +65,8 @@ describe.each(targets())('@genqueue: $name', (target) => {
   let admin: Admin;
   beforeAll(() => void ({ conn, admin } = held));
 
-  const fields = async (q: string, id: string) =>
-    Object.fromEntries(Object.entries(await admin.hgetall(`emq:{${q}}:job:${id}`)).map(([k, v]) => [k, v.toString('latin1')]));
-  const list = async (key: string) => ((await admin.call('LRANGE', key, '0', '-1')) as Buffer[]).map((b) => b.toString());
+  const fields = (q: string, id: string) => admin.row(q, id);
+  const list = (key: string) => admin.list(key);
   const lane = async (q: string, g: string) => {
     const flat = ((await admin.call('ZRANGE', `emq:{${q}}:g:${g}:pending`, '0', '-1', 'WITHSCORES')) as unknown[]).flatMap((e) =>
       Array.isArray(e)

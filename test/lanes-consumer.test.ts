@@ -14,9 +14,8 @@ const text = (b: Buffer | null | undefined) => b?.toString('latin1');
 
 describe.each(targets())('the library consumer serves scheduled and grouped jobs: $name', (target) => {
   const t = connectedTo(target);
-  const fields = async (q: string, id: string) =>
-    Object.fromEntries(Object.entries(await t.admin.hgetall(libraryJobKey(q, id))).map(([k, v]) => [k, v.toString('latin1')]));
-  const list = async (key: string) => ((await t.admin.call('LRANGE', key, '0', '-1')) as Buffer[]).map((b) => b.toString());
+  const fields = (q: string, id: string) => t.admin.row(q, id);
+  const list = (key: string) => t.admin.list(key);
   /** Promotes until `n` jobs moved, for at most 3 s; answers how many did. */
   const promoteUntil = async (consumer: ReturnType<typeof libraryConsumer>, n: number) => {
     let moved = 0;

@@ -36,8 +36,7 @@ describe.each(targets())('@schedule: $name', (target) => {
   let admin: Admin;
   beforeAll(() => void ({ conn, admin } = held));
 
-  const fields = async (q: string, id: string) =>
-    Object.fromEntries(Object.entries(await admin.hgetall(`emq:{${q}}:job:${id}`)).map(([k, v]) => [k, v.toString('latin1')]));
+  const fields = (q: string, id: string) => admin.row(q, id);
   const scoreOf = async (q: string, id: string) => Number(String(await admin.text('ZSCORE', `emq:{${q}}:schedule`, id)));
   const serverMs = async () => {
     const [s, us] = ((await admin.call('TIME')) as Buffer[]).map(Number) as [number, number];

@@ -36,6 +36,18 @@ export async function connectAdmin(url: string) {
       }
       return out;
     },
+    /** A job's row, field → its bytes as latin1 text (each byte one character). */
+    async row(queue: string, id: string): Promise<Record<string, string>> {
+      return Object.fromEntries(Object.entries(await this.hgetall(`emq:{${queue}}:job:${id}`)).map(([k, v]) => [k, v.toString('latin1')]));
+    },
+    /** A sorted set's members, lowest score first. */
+    async zmembers(key: string): Promise<string[]> {
+      return ((await call('ZRANGE', key, '0', '-1')) as Buffer[]).map(String);
+    },
+    /** A list, head first. */
+    async list(key: string): Promise<string[]> {
+      return ((await call('LRANGE', key, '0', '-1')) as Buffer[]).map(String);
+    },
     /** Every key of a queue, each with its type: the whole footprint a test may have left. */
     async footprint(queue: string): Promise<Record<string, string>> {
       const keys = ((await call('KEYS', `emq:{${queue}}:*`)) as Buffer[]).map((k) => k.toString());
