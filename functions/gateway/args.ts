@@ -88,3 +88,28 @@ export function nameOf(arg: Arg | undefined): string {
 export function commandName(args: readonly Arg[]): string {
   return nameOf(args[0]);
 }
+
+/**
+ * Commands whose second argument names a subcommand (CONFIG GET, XINFO STREAM). The policy
+ * checks that name: Valkey echoes an unknown subcommand in its error reply, and an error reply
+ * that is not UTF-8 makes glide drop the connection the scope's requests share, so it must be
+ * an ASCII name too. glide names these commands with their subcommand when it retypes a reply.
+ */
+export const CONTAINERS = new Set([
+  'ACL',
+  'CLIENT',
+  'CLUSTER',
+  'COMMAND',
+  'CONFIG',
+  'DEBUG',
+  'FUNCTION',
+  'LATENCY',
+  'MEMORY',
+  'MODULE',
+  'OBJECT',
+  'PUBSUB',
+  'SCRIPT',
+  'SLOWLOG',
+  'XGROUP',
+  'XINFO',
+]);

@@ -3,33 +3,8 @@
 // that block or change the state of the connection their scope's requests share.
 import type { Arg } from '../../shared/connection.js';
 import type { Script } from '../../shared/scripts.js';
-import { commandName, nameOf } from './args.js';
+import { CONTAINERS, commandName, nameOf } from './args.js';
 import type { Scope } from './tokens.js';
-
-/**
- * Commands whose second argument names a subcommand. Valkey echoes an unknown subcommand in its
- * error reply, and an error reply that is not UTF-8 makes glide drop the connection the scope's
- * requests share: so a subcommand must be an ASCII name too. (An unknown command is refused
- * before it is sent: commands.ts.)
- */
-const CONTAINERS = new Set([
-  'ACL',
-  'CLIENT',
-  'CLUSTER',
-  'COMMAND',
-  'CONFIG',
-  'DEBUG',
-  'FUNCTION',
-  'LATENCY',
-  'MEMORY',
-  'MODULE',
-  'OBJECT',
-  'PUBSUB',
-  'SCRIPT',
-  'SLOWLOG',
-  'XGROUP',
-  'XINFO',
-]);
 
 const SHARED_CONNECTION_BREAKERS = new Set([
   'BLPOP',

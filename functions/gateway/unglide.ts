@@ -6,27 +6,8 @@
 // arrives as the server sent it; this undoes glide's retyping for the commands it retypes
 // (glide-core's expected_type_for_cmd, as of @valkey/valkey-glide 2.5.2).
 import type { Arg, Reply } from '../../shared/connection.js';
-import { nameOf } from './args.js';
+import { CONTAINERS, nameOf } from './args.js';
 import { type DoubleStyle, distanceText, humanText, scoreText, sumText } from './doubles.js';
-
-/** Commands glide names with their subcommand (CONFIG GET, XINFO STREAM). */
-const CONTAINERS = new Set([
-  'ACL',
-  'CLIENT',
-  'CLUSTER',
-  'COMMAND',
-  'CONFIG',
-  'FUNCTION',
-  'LATENCY',
-  'MEMORY',
-  'MODULE',
-  'OBJECT',
-  'PUBSUB',
-  'SCRIPT',
-  'SLOWLOG',
-  'XGROUP',
-  'XINFO',
-]);
 
 /** An argument equal to `word` in any ASCII case: how glide looks for an option, and the server reads one. */
 function has(args: readonly Arg[], word: string): boolean {
