@@ -31,43 +31,26 @@ One key is built here: compare reads the parked job's row, which the host cannot
 read only.
 ]]
 
+--#include lib/wire.lua
+
 local id, row, pending, dedup = ARGV[1], KEYS[1], KEYS[2], KEYS[3]
 local compare, ttl, payload = ARGV[2], ARGV[3], ARGV[4]
 
--- \xHH: glide drops its link on a reply that is not UTF-8
-local function shown(s)
-  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
-  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t
-end
--- BrandedId.valid?, the ceiling compared bytewise (not by locale)
-local function branded(s)
-  if #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
-  for i = 1, 11 do
-    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)
-    if a ~= b then return a < b end
-  end
-  return true
-end
-local function typeof(k) return redis.call('TYPE', k)['ok'] end
-local fail = redis.error_reply
-local function wrong(k, t, want) return fail('WRONGTYPE ' .. shown(k) .. ' holds a ' .. t .. ', not a ' .. want) end
-
-if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
+if not is_job(id) then
   return fail('EMQKIND job id must be JOB-namespaced')
 end
 local q = #KEYS == 3 and string.match(pending, '^emq:{([^{}]+)}:pending$')
-if not q or #q > 128 or q == 'emq' or not string.match(q, '^[A-Za-z0-9._%-]+$') then
+if not q or not valid_queue(q) then
   return fail('EMQLAYOUT KEYS: the row, pending set and dedup key of one queue (1-128 of A-Za-z0-9._-, not emq)')
 end
 local base = 'emq:{' .. q .. '}:'
-local did = string.sub(dedup, #base + 4)
 if not branded(id) or row ~= base .. 'job:' .. id then
   return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
 end
-if string.sub(dedup, 1, #base + 3) ~= base .. 'de:' or #did > 255 or not string.match(did, '^[A-Za-z0-9._%-]+$') then
+if string.sub(dedup, 1, #base + 3) ~= base .. 'de:' or not valid_name(string.sub(dedup, #base + 4), 255) then
   return fail('EMQLAYOUT KEYS[3] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
 end
-if #ARGV ~= 4 or (compare ~= '0' and compare ~= '1') or #ttl > 10 or not string.match(ttl, '^[1-9][0-9]*$') then
+if #ARGV ~= 4 or (compare ~= '0' and compare ~= '1') or not whole(ttl, 1, 9999999999) then
   return fail('EMQLAYOUT ARGV: id, compare 0|1, ttl 1-9999999999, payload')
 end
 
@@ -77,7 +60,7 @@ if kind ~= 'none' and kind ~= 'zset' then return wrong(pending, kind, 'zset') en
 
 if held == 'string' then
   local was = redis.call('GET', dedup)
-  if string.sub(was, 1, 3) ~= 'JOB' or not branded(was) then
+  if not is_job(was) or not branded(was) then
     return fail('EMQLAYOUT ' .. shown(dedup) .. ' holds "' .. shown(was) .. '", not a branded JOB id')
   end
   if compare == '1' then

@@ -25,64 +25,39 @@
 
   Order: kind gate, layout gate, idempotency, type gate, HSET, ZADD. Every
   gate runs before the first write, because a script that errors after a
-  write does not roll back. Error text is printable ASCII and short, whatever
-  the keys hold. No string comparison uses < or >: Lua compares strings with
-  strcoll, and the server's locale decides that order.
+  write does not roll back. Error text is printable ASCII and short (an echo
+  at most 200 bytes), whatever the keys hold. No string comparison uses < or >:
+  Lua compares strings with strcoll, and the server's locale decides that order.
 ]]
+
+--#include lib/wire.lua
 
 local id = ARGV[1]
 local row = KEYS[1]
 local pending = KEYS[2]
 
--- Text echoed in an error: at most 64 bytes of it, every byte outside printable ASCII as
--- \xHH, so a reply is short UTF-8 whatever a key holds (a non-UTF-8 error reply makes
--- glide drop its connection, and with it every request in flight on that connection).
-local function shown(s)
-  local cut = string.sub(s, 1, 64)
-  local text = string.gsub(cut, '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
-  if #s > 64 then text = text .. '...(' .. #s .. ' bytes)' end
-  return text
-end
-
--- The queue-name rule: 1 to 128 of A-Z a-z 0-9 . _ - (explicit ranges: %w follows the
--- locale), and not the library's reserved emq.
-local function valid_queue(q)
-  return #q >= 1 and #q <= 128 and string.find(q, '^[A-Za-z0-9._-]+$') ~= nil and q ~= 'emq'
-end
-
--- A branded JOB id: 14 bytes, base62 after JOB, at most AzL8n0Y58m7 compared byte by byte.
-local CEILING = 'AzL8n0Y58m7'
-local function valid_id(s)
-  if #s ~= 14 or string.find(s, '^JOB[0-9A-Za-z]+$') == nil then return false end
-  for i = 1, 11 do
-    local a, b = string.byte(s, 3 + i), string.byte(CEILING, i)
-    if a ~= b then return a < b end
-  end
-  return true
-end
-
 -- Kind gate: the wire admits only JOB-namespaced ids.
-if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
-  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+if not is_job(id) then
+  return fail('EMQKIND job id must be JOB-namespaced')
 end
 
 -- Layout gate: both keys belong to the same queue, the row is this id's, and queue and id
 -- keep the wire's rules. Braces cannot appear in q, so the hash tag is exactly {q}.
 if type(row) ~= 'string' or type(pending) ~= 'string' then
-  return redis.error_reply('EMQLAYOUT expected 2 keys: emq:{q}:job:<id> emq:{q}:pending')
+  return fail('EMQLAYOUT expected 2 keys: emq:{q}:job:<id> emq:{q}:pending')
 end
 local queue = string.match(pending, '^emq:{([^{}]+)}:pending$')
 if queue == nil or not valid_queue(queue) then
-  return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
+  return fail('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
 end
-if not valid_id(id) then
-  return redis.error_reply('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
+if not branded(id) then
+  return fail('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
 end
 if row ~= 'emq:{' .. queue .. '}:job:' .. id then
-  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. queue .. '}:job:' .. id)
+  return fail('EMQLAYOUT KEYS[1] must be emq:{' .. queue .. '}:job:' .. id)
 end
 if type(ARGV[2]) ~= 'string' then
-  return redis.error_reply('EMQLAYOUT ARGV[2] (the payload) is missing')
+  return fail('EMQLAYOUT ARGV[2] (the payload) is missing')
 end
 
 -- Idempotency: an existing row is a duplicate; the id is the idempotency key.
@@ -91,9 +66,9 @@ if redis.call('EXISTS', row) == 1 then
 end
 
 -- Type gate: the pending set must be absent or a sorted set before we write.
-local kind = redis.call('TYPE', pending)['ok']
+local kind = typeof(pending)
 if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE ' .. shown(pending) .. ' holds a ' .. kind .. ', not a zset')
+  return wrong(pending, kind, 'zset')
 end
 
 -- The record: one HSET, the three fields with their birth values.

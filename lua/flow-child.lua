@@ -41,45 +41,26 @@
   HSET, ZADD, 1. The outbox is read whole (LRANGE): the Pump drains it every tick.
 ]]
 
+--#include lib/wire.lua
+
 local child, parent, pqueue, policy, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local row, pending, record = KEYS[1], KEYS[2], KEYS[3]
 
--- \xHH: glide drops its link on a reply that is not UTF-8
-local function shown(s)
-  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
-  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t
-end
--- BrandedId.valid?, the ceiling compared bytewise (not by locale)
-local function branded(s)
-  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
-  for i = 1, 11 do
-    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)
-    if a ~= b then return a < b end
-  end
-  return true
-end
--- the queue-name rule (%w would follow the locale), emq reserved
-local function queue(s)
-  return type(s) == 'string' and #s >= 1 and #s <= 128 and s ~= 'emq' and string.match(s, '^[A-Za-z0-9._%-]+$') ~= nil
-end
-local function typeof(k) return redis.call('TYPE', k)['ok'] end
-local fail = redis.error_reply
-
-if type(child) ~= 'string' or string.sub(child, 1, 3) ~= 'JOB' then
+if not is_job(child) then
   return fail('EMQKIND job id must be JOB-namespaced')
 end
 local cq = #KEYS == 3 and string.match(pending, '^emq:{([^{}]+)}:pending$')
-if not cq or not queue(cq) then
+if not cq or not valid_queue(cq) then
   return fail('EMQLAYOUT KEYS: the child row, its pending set and where its completion is recorded, of one queue (1-128 of A-Za-z0-9._-, not emq)')
 end
 local base = 'emq:{' .. cq .. '}:'
 if not branded(child) or row ~= base .. 'job:' .. child then
   return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
 end
-if not branded(parent) or string.sub(parent, 1, 3) ~= 'JOB' or parent == child then
+if not branded(parent) or not is_job(parent) or parent == child then
   return fail('EMQLAYOUT ARGV[2] must be the parent: a branded JOB id, not the child\'s')
 end
-if pqueue ~= '' and (not queue(pqueue) or pqueue == cq) then
+if pqueue ~= '' and (not valid_queue(pqueue) or pqueue == cq) then
   return fail('EMQLAYOUT ARGV[3] must be empty (the parent in this queue) or the parent\'s queue, another than ' .. shown(cq))
 end
 local at = pqueue == '' and base .. 'job:' .. parent .. ':processed' or base .. 'flow:outbox'
@@ -99,10 +80,10 @@ if t ~= 'none' then
 end
 
 local kind = typeof(pending)
-if kind ~= 'none' and kind ~= 'zset' then return fail('WRONGTYPE ' .. shown(pending) .. ' holds a ' .. kind .. ', not a zset') end
+if kind ~= 'none' and kind ~= 'zset' then return wrong(pending, kind, 'zset') end
 local want = pqueue == '' and 'hash' or 'list'
 kind = typeof(record)
-if kind ~= 'none' and kind ~= want then return fail('WRONGTYPE ' .. shown(record) .. ' holds a ' .. kind .. ', not a ' .. want) end
+if kind ~= 'none' and kind ~= want then return wrong(record, kind, want) end
 
 -- its row gone: a completion recorded means it ran; it does not land again
 if pqueue == '' then

@@ -33,38 +33,23 @@
   state and payload, the count, KEYS[3]'s type, reply {2, ...} or 0.
 ]]
 
+--#include lib/wire.lua
+
 local parent, n, payload = ARGV[1], ARGV[2], ARGV[3]
 local row, deps, processed = KEYS[1], KEYS[2], KEYS[3]
 
--- \xHH: glide drops its link on a reply that is not UTF-8
-local function shown(s)
-  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
-  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t
-end
--- BrandedId.valid?, the ceiling compared bytewise (not by locale)
-local function branded(s)
-  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
-  for i = 1, 11 do
-    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)
-    if a ~= b then return a < b end
-  end
-  return true
-end
-local function typeof(k) return redis.call('TYPE', k)['ok'] end
-local fail = redis.error_reply
-
-if type(parent) ~= 'string' or string.sub(parent, 1, 3) ~= 'JOB' then
+if not is_job(parent) then
   return fail('EMQKIND job id must be JOB-namespaced')
 end
 local q = #KEYS == 3 and string.match(row, '^emq:{([^{}]+)}:job:')
-if not q or #q > 128 or q == 'emq' or not string.match(q, '^[A-Za-z0-9._%-]+$') then
+if not q or not valid_queue(q) then
   return fail('EMQLAYOUT KEYS: the parent row, its dependencies and its processed key, of one queue (1-128 of A-Za-z0-9._-, not emq)')
 end
 local base = 'emq:{' .. q .. '}:job:' .. parent
 if not branded(parent) or row ~= base or deps ~= base .. ':dependencies' or processed ~= base .. ':processed' then
   return fail('EMQLAYOUT KEYS must be ' .. shown(base) .. ', its :dependencies and its :processed; ARGV[1] a branded id')
 end
-if #ARGV ~= 3 or not string.match(n, '^[1-9][0-9]?[0-9]?[0-9]?$') or tonumber(n) > 1000 then
+if #ARGV ~= 3 or not whole(n, 1, 1000) then
   return fail('EMQLAYOUT ARGV: parent, n (1 to 1000), payload')
 end
 
@@ -79,9 +64,9 @@ if typeof(row) ~= 'hash' or typeof(deps) ~= 'string' then return 0 end
 local held = redis.call('HMGET', row, 'state', 'payload')
 local left = redis.call('GET', deps)
 if held[1] ~= 'awaiting_children' or held[2] ~= payload then return 0 end
-if #left > 4 or not string.match(left, '^[1-9][0-9]*$') or tonumber(left) > tonumber(n) then return 0 end
+if not whole(left, 1, tonumber(n)) then return 0 end
 local t = typeof(processed)
-if t ~= 'none' and t ~= 'hash' then return fail('WRONGTYPE ' .. shown(processed) .. ' holds a ' .. t .. ', not a hash') end
+if t ~= 'none' and t ~= 'hash' then return wrong(processed, t, 'hash') end
 local reply = redis.call('HKEYS', processed)
 table.insert(reply, 1, 2)
 return reply

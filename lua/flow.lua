@@ -36,42 +36,22 @@
   the writes in the library's order. No string comparison uses < or > (strcoll: the locale's).
 ]]
 
+--#include lib/wire.lua
+
 local n = #KEYS - 3
 local parent = ARGV[1]
 local row, deps, pending = KEYS[1], KEYS[2], KEYS[3]
 
--- \xHH: glide drops its link on a reply that is not UTF-8
-local function shown(s)
-  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
-  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t
-end
--- BrandedId.valid?, the ceiling compared bytewise (not by locale)
-local function branded(s)
-  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
-  for i = 1, 11 do
-    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)
-    if a ~= b then return a < b end
-  end
-  return true
-end
--- a size: canonical decimal, 10 digits at most (exact in a Lua number)
-local function size(s)
-  if type(s) ~= 'string' or #s > 10 or not string.match(s, '^[0-9]+$') or (#s > 1 and string.sub(s, 1, 1) == '0') then return nil end
-  return tonumber(s)
-end
-local fail = redis.error_reply
-
-local function kind(id) return type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' end
-if kind(parent) then return fail('EMQKIND job id must be JOB-namespaced') end
+if not is_job(parent) then return fail('EMQKIND job id must be JOB-namespaced') end
 for i = 1, n do
-  if ARGV[3 * i] ~= nil and kind(ARGV[3 * i]) then return fail('EMQKIND job id must be JOB-namespaced') end
+  if ARGV[3 * i] ~= nil and not is_job(ARGV[3 * i]) then return fail('EMQKIND job id must be JOB-namespaced') end
 end
 
 if n < 1 or n > 1000 then
   return fail('EMQLAYOUT expected 4 to 1003 keys: the parent row, its dependencies, the pending set, then 1 to 1000 child rows')
 end
 local q = string.match(pending, '^emq:{([^{}]+)}:pending$')
-if not q or #q > 128 or q == 'emq' or not string.match(q, '^[A-Za-z0-9._%-]+$') then
+if not q or not valid_queue(q) then
   return fail('EMQLAYOUT KEYS[3] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Za-z0-9._- (not emq)')
 end
 if #ARGV ~= 3 * n + 3 then
@@ -82,7 +62,7 @@ if not branded(parent) or row ~= base .. parent or deps ~= base .. parent .. ':d
   return fail('EMQLAYOUT KEYS[1] and KEYS[2] must be ' .. shown(base) .. '<ARGV[1]> and its :dependencies, ARGV[1] a branded id')
 end
 local payloads = ARGV[3 * n + 3]
-local sizes = { size(ARGV[2]) }
+local sizes = { whole(ARGV[2], 0, 9999999999) }
 local total = sizes[1] or 0
 local seen = { [parent] = true }
 for i = 1, n do
@@ -95,7 +75,7 @@ for i = 1, n do
   if policy ~= 'fp' and policy ~= 'id' then
     return fail('EMQLAYOUT ARGV[' .. (3 * i + 1) .. '] (child ' .. i .. "'s policy) must be fp or id")
   end
-  sizes[i + 1] = size(ARGV[3 * i + 2])
+  sizes[i + 1] = whole(ARGV[3 * i + 2], 0, 9999999999)
   total = total + (sizes[i + 1] or 0)
 end
 for i = 1, n + 1 do
@@ -112,8 +92,8 @@ for i = 1, n do
     return fail('EMQCONFLICT child ' .. i .. ' ' .. ARGV[3 * i] .. ' exists: a flow child must be a new job')
   end
 end
-local t = redis.call('TYPE', pending)['ok']
-if t ~= 'none' and t ~= 'zset' then return fail('WRONGTYPE ' .. shown(pending) .. ' holds a ' .. t .. ', not a zset') end
+local t = typeof(pending)
+if t ~= 'none' and t ~= 'zset' then return wrong(pending, t, 'zset') end
 
 local at = sizes[1] + 1
 for i = 1, n do

@@ -38,61 +38,43 @@
   Order: kind gate, layout gate, idempotency, type gates (KEYS[2] to KEYS[7]), the
   group's glimit and gactive fields, HSET, ZADD, SISMEMBER, LPOS, RPUSH, LPUSH, LTRIM.
   Every gate runs before the first write, because a script that errors after a write does
-  not roll back. Error text is printable ASCII and short, whatever the keys hold. No
-  string comparison uses < or >: Lua compares strings with strcoll, and the server's
-  locale decides that order.
+  not roll back. Error text is printable ASCII and short (an echo at most 200 bytes),
+  whatever the keys hold. No string comparison uses < or >: Lua compares strings with
+  strcoll, and the server's locale decides that order.
 ]]
+
+--#include lib/wire.lua
 
 local id, group = ARGV[1], ARGV[2]
 local row, lane, ring, paused, glimit, gactive, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 
--- Text echoed in an error: at most 64 bytes, every byte outside printable ASCII as \xHH
--- (a reply that is not UTF-8 makes glide drop its connection).
-local function shown(s)
-  local text = string.gsub(string.sub(s, 1, 64), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
-  if #s > 64 then text = text .. '...(' .. #s .. ' bytes)' end
-  return text
-end
-
--- A branded id of any namespace: 14 bytes, 3 capitals, 11 base62 digits at most
--- AzL8n0Y58m7, compared byte by byte (explicit ranges: %w and < follow the locale).
-local CEILING = 'AzL8n0Y58m7'
-local function branded(s)
-  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
-  for i = 1, 11 do
-    local a, b = string.byte(s, 3 + i), string.byte(CEILING, i)
-    if a ~= b then return a < b end
-  end
-  return true
-end
-
 -- Kind gate: the wire admits only JOB-namespaced ids.
-if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
-  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+if not is_job(id) then
+  return fail('EMQKIND job id must be JOB-namespaced')
 end
 
 -- Layout gate: the seven keys of one queue, the row this id's, the lane this group's.
 if #KEYS ~= 7 then
-  return redis.error_reply('EMQLAYOUT expected 7 keys: emq:{q}: job:<id> g:<group>:pending ring paused glimit gactive wake')
+  return fail('EMQLAYOUT expected 7 keys: emq:{q}: job:<id> g:<group>:pending ring paused glimit gactive wake')
 end
 local queue = string.match(ring, '^emq:{([^{}]+)}:ring$')
-if queue == nil or #queue > 128 or queue == 'emq' or not string.match(queue, '^[A-Za-z0-9._%-]+$') then
-  return redis.error_reply('EMQLAYOUT KEYS[3] must be emq:{<queue>}:ring, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
+if queue == nil or not valid_queue(queue) then
+  return fail('EMQLAYOUT KEYS[3] must be emq:{<queue>}:ring, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
 end
 if not branded(id) then
-  return redis.error_reply('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
+  return fail('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
 end
 if #ARGV ~= 3 then
-  return redis.error_reply('EMQLAYOUT expected 3 arguments: id, group, payload')
+  return fail('EMQLAYOUT expected 3 arguments: id, group, payload')
 end
 if not branded(group) then
-  return redis.error_reply('EMQLAYOUT ARGV[2] ' .. shown(group) .. ' is not a group: a branded id, 3 capitals and 11 base62 digits, at most AzL8n0Y58m7')
+  return fail('EMQLAYOUT ARGV[2] ' .. shown(group) .. ' is not a group: a branded id, 3 capitals and 11 base62 digits, at most AzL8n0Y58m7')
 end
 local base = 'emq:{' .. queue .. '}:'
 local want = { base .. 'job:' .. id, base .. 'g:' .. group .. ':pending', ring, base .. 'paused', base .. 'glimit', base .. 'gactive', base .. 'wake' }
 for i = 1, 7 do
   if KEYS[i] ~= want[i] then
-    return redis.error_reply('EMQLAYOUT KEYS[' .. i .. '] must be ' .. want[i])
+    return fail('EMQLAYOUT KEYS[' .. i .. '] must be ' .. want[i])
   end
 end
 
@@ -104,9 +86,9 @@ end
 -- Type gates: every key read or written holds its type (or is absent) before we write.
 local types = { 'zset', 'list', 'set', 'hash', 'hash', 'list' }
 for i = 2, 7 do
-  local kind = redis.call('TYPE', KEYS[i])['ok']
+  local kind = typeof(KEYS[i])
   if kind ~= 'none' and kind ~= types[i - 1] then
-    return redis.error_reply('WRONGTYPE ' .. shown(KEYS[i]) .. ' holds a ' .. kind .. ', not a ' .. types[i - 1])
+    return wrong(KEYS[i], kind, types[i - 1])
   end
 end
 
@@ -115,7 +97,7 @@ end
 local lim = redis.call('HGET', glimit, group)
 local act = redis.call('HGET', gactive, group)
 if (lim and tonumber(lim) == nil) or (act and tonumber(act) == nil) then
-  return redis.error_reply('EMQLAYOUT the glimit or gactive field of group ' .. group .. ' holds no number')
+  return fail('EMQLAYOUT the glimit or gactive field of group ' .. group .. ' holds no number')
 end
 
 -- The record: one HSET, the three fields with their birth values and the group.

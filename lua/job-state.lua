@@ -34,63 +34,42 @@
   row's state (and group) field, the row's attempts field.
 ]]
 
+--#include lib/wire.lua
+
 local row = KEYS[1]
 local id = ARGV[1]
 
--- Keys echoed in an error: at most 200 bytes of them, every byte outside printable ASCII
--- as \xHH. An error reply must be short UTF-8 text, or a client may fail to parse it
--- (glide drops its connection, and with it every request in flight on it).
-local function shown(s)
-  local text = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
-  if #s > 200 then text = text .. '...(' .. #s .. ' bytes)' end
-  return text
-end
-
--- A branded id of any namespace, as the library's BrandedId.valid?: 14 bytes, 3 capitals,
--- 11 base62 digits no greater than base62(2^63 - 1), compared byte by byte (a Lua string
--- comparison would follow the server's locale).
-local CEILING = 'AzL8n0Y58m7'
-local function branded(s)
-  if #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
-  for i = 1, 11 do
-    local a, b = string.byte(s, 3 + i), string.byte(CEILING, i)
-    if a ~= b then return a < b end
-  end
-  return true
-end
-
 -- Layout gate: this id's row and the four sets, all of one queue.
 if #KEYS ~= 5 then
-  return redis.error_reply('EMQLAYOUT expected 5 keys: emq:{q}:job:<id> emq:{q}:pending emq:{q}:active emq:{q}:schedule emq:{q}:dead')
+  return fail('EMQLAYOUT expected 5 keys: emq:{q}:job:<id> emq:{q}:pending emq:{q}:active emq:{q}:schedule emq:{q}:dead')
 end
 if #ARGV ~= 1 or not branded(id) then
-  return redis.error_reply('EMQLAYOUT expected 1 argument: a 14-byte branded id (3 capitals and 11 base62 digits)')
+  return fail('EMQLAYOUT expected 1 argument: a 14-byte branded id (3 capitals and 11 base62 digits)')
 end
 local queue = string.match(KEYS[2], '^emq:{([^{}]+)}:pending$')
--- the queue-name rule (explicit ranges: %w follows the locale), emq reserved
-if queue == nil or #queue > 128 or queue == 'emq' or not string.match(queue, '^[A-Za-z0-9._%-]+$') then
-  return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
+if queue == nil or not valid_queue(queue) then
+  return fail('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
 end
 local base = 'emq:{' .. queue .. '}:'
 if row ~= base .. 'job:' .. id then
-  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. shown(queue) .. '}:job:<ARGV[1]>')
+  return fail('EMQLAYOUT KEYS[1] must be emq:{' .. shown(queue) .. '}:job:<ARGV[1]>')
 end
 local sets = { 'pending', 'active', 'schedule', 'dead' }
 for i = 2, 4 do
   if KEYS[i + 1] ~= base .. sets[i] then
-    return redis.error_reply('EMQLAYOUT KEYS[' .. (i + 1) .. '] must be emq:{' .. shown(queue) .. '}:' .. sets[i])
+    return fail('EMQLAYOUT KEYS[' .. (i + 1) .. '] must be emq:{' .. shown(queue) .. '}:' .. sets[i])
   end
 end
 
 -- Type gates: a row is a hash, a set a sorted set (or absent), before any is read.
-local held = redis.call('TYPE', row)['ok']
+local held = typeof(row)
 if held ~= 'none' and held ~= 'hash' then
-  return redis.error_reply('WRONGTYPE ' .. shown(row) .. ' holds a ' .. held .. ', not a hash')
+  return wrong(row, held, 'hash')
 end
 for i = 2, 5 do
-  local kind = redis.call('TYPE', KEYS[i])['ok']
+  local kind = typeof(KEYS[i])
   if kind ~= 'none' and kind ~= 'zset' then
-    return redis.error_reply('WRONGTYPE ' .. shown(KEYS[i]) .. ' holds a ' .. kind .. ', not a zset')
+    return wrong(KEYS[i], kind, 'zset')
   end
 end
 

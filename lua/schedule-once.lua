@@ -44,52 +44,29 @@
   read only.
 ]]
 
+--#include lib/wire.lua
+
 local id, row, schedule, dedup = ARGV[1], KEYS[1], KEYS[2], KEYS[3]
 local compare, ttl, mode, value = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
--- \xHH: glide drops its link on a reply that is not UTF-8
-local function shown(s)
-  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
-  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t
-end
--- BrandedId.valid?, the ceiling compared bytewise (not by locale)
-local function branded(s)
-  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
-  for i = 1, 11 do
-    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)
-    if a ~= b then return a < b end
-  end
-  return true
-end
--- canonical decimal (13 digits at most: exact), at most max
-local function whole(s, max)
-  if type(s) ~= 'string' or #s > 13 or not string.match(s, '^[0-9]+$') or (#s > 1 and string.sub(s, 1, 1) == '0') then return nil end
-  local n = tonumber(s)
-  if n > max then return nil end
-  return n
-end
 local BOUND = { at = 3903090455551, ['in'] = 315576000000 }
-local function typeof(k) return redis.call('TYPE', k)['ok'] end
-local fail = redis.error_reply
-local function wrong(k, t, want) return fail('WRONGTYPE ' .. shown(k) .. ' holds a ' .. t .. ', not a ' .. want) end
 
-if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
+if not is_job(id) then
   return fail('EMQKIND job id must be JOB-namespaced')
 end
 local q = #KEYS == 3 and string.match(schedule, '^emq:{([^{}]+)}:schedule$')
-if not q or #q > 128 or q == 'emq' or not string.match(q, '^[A-Za-z0-9._%-]+$') then
+if not q or not valid_queue(q) then
   return fail('EMQLAYOUT KEYS: the row, schedule set and dedup key of one queue (1-128 of A-Za-z0-9._-, not emq)')
 end
 local base = 'emq:{' .. q .. '}:'
-local did = string.sub(dedup, #base + 4)
 if not branded(id) or row ~= base .. 'job:' .. id then
   return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
 end
-if string.sub(dedup, 1, #base + 3) ~= base .. 'de:' or #did > 255 or not string.match(did, '^[A-Za-z0-9._%-]+$') then
+if string.sub(dedup, 1, #base + 3) ~= base .. 'de:' or not valid_name(string.sub(dedup, #base + 4), 255) then
   return fail('EMQLAYOUT KEYS[3] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
 end
-if (#ARGV ~= 6 and #ARGV ~= 7) or (compare ~= '0' and compare ~= '1') or #ttl > 10 or not string.match(ttl, '^[1-9][0-9]*$')
-  or (mode ~= 'at' and mode ~= 'in') or whole(value, BOUND[mode]) == nil or (#ARGV == 7 and not branded(ARGV[6])) then
+if (#ARGV ~= 6 and #ARGV ~= 7) or (compare ~= '0' and compare ~= '1') or not whole(ttl, 1, 9999999999)
+  or (mode ~= 'at' and mode ~= 'in') or whole(value, 0, BOUND[mode]) == nil or (#ARGV == 7 and not branded(ARGV[6])) then
   return fail('EMQLAYOUT ARGV: id, compare 0|1, ttl 1-9999999999, at 0-3903090455551 | in 0-315576000000, [group (a branded id),] payload')
 end
 local group = #ARGV == 7 and ARGV[6] or nil
@@ -101,7 +78,7 @@ if kind ~= 'none' and kind ~= 'zset' then return wrong(schedule, kind, 'zset') e
 
 if held == 'string' then
   local was = redis.call('GET', dedup)
-  if string.sub(was, 1, 3) ~= 'JOB' or not branded(was) then
+  if not is_job(was) or not branded(was) then
     return fail('EMQLAYOUT ' .. shown(dedup) .. ' holds "' .. shown(was) .. '", not a branded JOB id')
   end
   if compare == '1' then
@@ -121,7 +98,7 @@ end
 local t = typeof(row)
 if t == 'hash' then return {2, id} end
 if t ~= 'none' then return wrong(row, t, 'hash') end
-local score = whole(value, BOUND[mode])
+local score = whole(value, 0, BOUND[mode])
 if mode == 'in' then
   local now = redis.call('TIME')
   score = now[1] * 1000 + math.floor(now[2] / 1000) + score

@@ -37,81 +37,54 @@
 
   Order: kind gate, layout gate, idempotency, type gate, TIME (mode in), HSET, ZADD.
   Every gate runs before the first write, because a script that errors after a write does
-  not roll back. Error text is printable ASCII and short, whatever the keys hold. No
-  string comparison uses < or >: Lua compares strings with strcoll, and the server's
-  locale decides that order.
+  not roll back. Error text is printable ASCII and short (an echo at most 200 bytes),
+  whatever the keys hold. No string comparison uses < or >: Lua compares strings with
+  strcoll, and the server's locale decides that order.
 ]]
+
+--#include lib/wire.lua
 
 local id = ARGV[1]
 local row = KEYS[1]
 local schedule = KEYS[2]
-
--- Text echoed in an error: at most 64 bytes, every byte outside printable ASCII as \xHH
--- (a reply that is not UTF-8 makes glide drop its connection).
-local function shown(s)
-  local text = string.gsub(string.sub(s, 1, 64), '[^ -~]', function(c) return string.format('\\x%02x', string.byte(c)) end)
-  if #s > 64 then text = text .. '...(' .. #s .. ' bytes)' end
-  return text
-end
-
--- A branded id of any namespace: 14 bytes, 3 capitals, 11 base62 digits at most
--- AzL8n0Y58m7, compared byte by byte (explicit ranges: %w and < follow the locale).
-local CEILING = 'AzL8n0Y58m7'
-local function branded(s)
-  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end
-  for i = 1, 11 do
-    local a, b = string.byte(s, 3 + i), string.byte(CEILING, i)
-    if a ~= b then return a < b end
-  end
-  return true
-end
-
--- A whole number in canonical decimal (no sign, no leading zero), at most max; else nil.
--- 13 digits at most, so tonumber is exact (below 2^53).
-local function whole(s, max)
-  if type(s) ~= 'string' or #s > 13 or not string.match(s, '^[0-9]+$') then return nil end
-  if #s > 1 and string.sub(s, 1, 1) == '0' then return nil end
-  local n = tonumber(s)
-  if n > max then return nil end
-  return n
-end
+-- ARGV[3]'s bounds by mode: the snowflake horizon (at), ten years of ms (in).
 local BOUND = { at = 3903090455551, ['in'] = 315576000000 }
 
 -- Kind gate: the wire admits only JOB-namespaced ids.
-if type(id) ~= 'string' or string.sub(id, 1, 3) ~= 'JOB' then
-  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+if not is_job(id) then
+  return fail('EMQKIND job id must be JOB-namespaced')
 end
 
 -- Layout gate: both keys of one queue, the row this id's, the arguments exactly as above.
 if #KEYS ~= 2 then
-  return redis.error_reply('EMQLAYOUT expected 2 keys: emq:{q}:job:<id> emq:{q}:schedule')
+  return fail('EMQLAYOUT expected 2 keys: emq:{q}:job:<id> emq:{q}:schedule')
 end
 local queue = string.match(schedule, '^emq:{([^{}]+)}:schedule$')
-if queue == nil or #queue > 128 or queue == 'emq' or not string.match(queue, '^[A-Za-z0-9._%-]+$') then
-  return redis.error_reply('EMQLAYOUT KEYS[2] must be emq:{<queue>}:schedule, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
+if queue == nil or not valid_queue(queue) then
+  return fail('EMQLAYOUT KEYS[2] must be emq:{<queue>}:schedule, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
 end
 if not branded(id) then
-  return redis.error_reply('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
+  return fail('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
 end
 if row ~= 'emq:{' .. queue .. '}:job:' .. id then
-  return redis.error_reply('EMQLAYOUT KEYS[1] must be emq:{' .. queue .. '}:job:' .. id)
+  return fail('EMQLAYOUT KEYS[1] must be emq:{' .. queue .. '}:job:' .. id)
 end
 if #ARGV ~= 4 and #ARGV ~= 5 then
-  return redis.error_reply('EMQLAYOUT expected 4 or 5 arguments: id, at|in, value, [group,] payload')
+  return fail('EMQLAYOUT expected 4 or 5 arguments: id, at|in, value, [group,] payload')
 end
 local mode = ARGV[2]
 if mode ~= 'at' and mode ~= 'in' then
-  return redis.error_reply('EMQLAYOUT ARGV[2] must be at or in')
+  return fail('EMQLAYOUT ARGV[2] must be at or in')
 end
-local value = whole(ARGV[3], BOUND[mode])
+local value = whole(ARGV[3], 0, BOUND[mode])
 if value == nil then
-  return redis.error_reply('EMQLAYOUT ARGV[3] ' .. shown(ARGV[3]) .. ' must be a whole number from 0 to ' .. BOUND[mode] .. ' (' .. mode .. '), in decimal without a sign or leading zeros')
+  return fail('EMQLAYOUT ARGV[3] ' .. shown(ARGV[3]) .. ' must be a whole number from 0 to ' .. BOUND[mode] .. ' (' .. mode .. '), in decimal without a sign or leading zeros')
 end
 local group = nil
 if #ARGV == 5 then
   group = ARGV[4]
   if not branded(group) then
-    return redis.error_reply('EMQLAYOUT ARGV[4] ' .. shown(group) .. ' is not a group: a branded id, 3 capitals and 11 base62 digits, at most AzL8n0Y58m7')
+    return fail('EMQLAYOUT ARGV[4] ' .. shown(group) .. ' is not a group: a branded id, 3 capitals and 11 base62 digits, at most AzL8n0Y58m7')
   end
 end
 local payload = ARGV[#ARGV]
@@ -122,9 +95,9 @@ if redis.call('EXISTS', row) == 1 then
 end
 
 -- Type gate: the schedule set must be absent or a sorted set before we write.
-local kind = redis.call('TYPE', schedule)['ok']
+local kind = typeof(schedule)
 if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE ' .. shown(schedule) .. ' holds a ' .. kind .. ', not a zset')
+  return wrong(schedule, kind, 'zset')
 end
 
 -- The run-at score: the caller's Unix ms, or the server's clock plus the delay.

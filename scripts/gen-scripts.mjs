@@ -1,7 +1,21 @@
 #!/usr/bin/env node
-// Writes shared/scripts.ts from lua/*.lua: each script's exact text and its SHA-1, so
-// runtime code never reads files and anyone can recompute the digest from the repository.
-// `--check` exits 1 when shared/scripts.ts is not what this would write.
+// Writes shared/scripts.ts from lua/*.lua: each script's text as sent to Valkey and its SHA-1,
+// so runtime code never reads files and anyone can recompute the digest from the repository.
+//
+// A script may include a library from lua/lib/ with a line of its own: `--#include lib/wire.lua`.
+// The sent text is the script with that line kept and the library's code (the file after its
+// opening --[[ ]] header) inlined after it, closed by `--#end lib/wire.lua`: self-contained,
+// and the SHA-1 is over that expanded text, so `sha1sum lua/<name>.lua` is not the SHA-1 of a
+// script that includes anything. Refused: an include of a file not in lua/lib/, one library
+// included twice, an include inside a library (nested), any other line starting with --#, a
+// library without its header, and any byte outside printable ASCII (tabs and LF allowed) in a
+// script or a library, so that the text is its bytes.
+//
+//   node scripts/gen-scripts.mjs                writes shared/scripts.ts
+//   node scripts/gen-scripts.mjs --check        exits 1 when shared/scripts.ts is not what it would write
+//   node scripts/gen-scripts.mjs --print NAME   writes the text sent for lua/NAME.lua to stdout
+//                                               (`... --print enqueue | sha1sum` is its SHA-1)
+//   node scripts/gen-scripts.mjs --sha1         prints every script's SHA-1, as sha1sum does
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -11,29 +25,73 @@ const target = `${root}shared/scripts.ts`;
 
 const camel = (name) => name.replace(/[-_](\w)/g, (_, c) => c.toUpperCase());
 
-const files = readdirSync(`${root}lua`)
-  .filter((f) => f.endsWith('.lua'))
-  .sort();
-const names = files.map((f) => camel(f.slice(0, -'.lua'.length)));
+function fail(message) {
+  console.error(`gen-scripts: ${message}`);
+  process.exit(1);
+}
 
-const entries = readdirSync(`${root}lua`)
+/** A file of lua/ as text, refused unless printable ASCII (tabs and LF allowed). */
+function ascii(path) {
+  const bytes = readFileSync(`${root}lua/${path}`);
+  const text = bytes.toString('utf8');
+  if (!Buffer.from(text, 'utf8').equals(bytes) || /[^\x09\x0a\x20-\x7e]/.test(text)) {
+    fail(`lua/${path} must be printable ASCII (tabs and LF allowed) so its text is its bytes`);
+  }
+  return text;
+}
+
+const libraries = new Set(
+  (() => {
+    try {
+      return readdirSync(`${root}lua/lib`).filter((f) => f.endsWith('.lua'));
+    } catch {
+      return [];
+    }
+  })().map((f) => `lib/${f}`),
+);
+
+/** A library's code: the file after its opening --[[ ]] header; it includes nothing. */
+function library(path) {
+  const text = ascii(path);
+  const header = /^--\[\[\n[\s\S]*?\n\]\]\n+/.exec(text);
+  if (!header) fail(`lua/${path} must open with a --[[ ]] header saying what each helper guarantees`);
+  const code = text.slice(header[0].length);
+  const directive = /^--#.*$/m.exec(code);
+  if (directive) fail(`lua/${path}: ${JSON.stringify(directive[0])}: a library includes nothing (no nested includes)`);
+  return code.endsWith('\n') ? code : `${code}\n`;
+}
+
+/** The text sent for lua/<file>: each include line followed by the library's code and its end line. */
+function expand(file) {
+  const included = new Set();
+  return ascii(file).replace(/^--#.*$/gm, (line) => {
+    const path = /^--#include (lib\/[a-z0-9-]+\.lua)$/.exec(line)?.[1];
+    if (!path || !libraries.has(path))
+      fail(`lua/${file}: ${JSON.stringify(line)}: a --# line must be --#include of a file in lua/lib/ (${[...libraries].join(', ') || 'none'})`);
+    if (included.has(path)) fail(`lua/${file} includes ${path} twice`);
+    included.add(path);
+    return `${line}\n${library(path)}--#end ${path}`;
+  });
+}
+
+const scripts = readdirSync(`${root}lua`)
   .filter((f) => f.endsWith('.lua'))
   .sort()
   .map((file) => {
-    const bytes = readFileSync(`${root}lua/${file}`);
-    const text = bytes.toString('utf8');
-    if (!Buffer.from(text, 'utf8').equals(bytes) || /[^\x09\x0a\x20-\x7e]/.test(text)) {
-      throw new Error(`lua/${file} must be printable ASCII (tabs and LF allowed) so its text is its bytes`);
-    }
     const name = file.slice(0, -'.lua'.length);
-    const sha1 = createHash('sha1').update(bytes).digest('hex');
-    return `/** lua/${file} */\nexport const ${camel(name)}Script: Script = {\n  name: ${JSON.stringify(name)},\n  sha1: '${sha1}',\n  text: ${JSON.stringify(text)},\n};\n`;
+    const text = expand(file);
+    return { file, name, text, sha1: createHash('sha1').update(text, 'utf8').digest('hex') };
   });
 
+const entries = scripts.map(
+  ({ file, name, text, sha1 }) =>
+    `/** lua/${file} */\nexport const ${camel(name)}Script: Script = {\n  name: ${JSON.stringify(name)},\n  sha1: '${sha1}',\n  text: ${JSON.stringify(text)},\n};\n`,
+);
+
 const out = [
-  '// Generated by scripts/gen-scripts.mjs from lua/*.lua. Do not edit: change the .lua file and run `npm run gen`.',
+  '// Generated by scripts/gen-scripts.mjs from lua/*.lua and the lua/lib/ they include. Do not edit: change the .lua file and run `npm run gen`.',
   '',
-  '/** A server-side script: its exact text and the SHA-1 that EVALSHA names it by. */',
+  '/** A server-side script: its exact text (includes expanded) and the SHA-1 that EVALSHA names it by. */',
   'export interface Script {',
   '  readonly name: string;',
   '  readonly sha1: string;',
@@ -42,19 +100,25 @@ const out = [
   '',
   ...entries,
   "/** Every script, for allow-lists (the gateway's producer scope) and retry rules. */",
-  `export const allScripts: readonly Script[] = [${names.map((n) => `${n}Script`).join(', ')}];`,
+  `export const allScripts: readonly Script[] = [${scripts.map((s) => `${camel(s.name)}Script`).join(', ')}];`,
   '',
 ].join('\n');
 
-if (process.argv.includes('--check')) {
+const args = process.argv.slice(2);
+if (args[0] === '--print') {
+  const script = scripts.find((s) => s.name === args[1]);
+  if (!script) fail(`--print NAME: one of ${scripts.map((s) => s.name).join(', ')}`);
+  process.stdout.write(script.text);
+} else if (args[0] === '--sha1') {
+  for (const s of scripts) console.log(`${s.sha1}  ${s.name}`);
+} else if (args[0] === '--check') {
   let current = '';
   try {
     current = readFileSync(target, 'utf8');
   } catch {}
-  if (current !== out) {
-    console.error('shared/scripts.ts is stale: run `npm run gen`');
-    process.exit(1);
-  }
-} else {
+  if (current !== out) fail('shared/scripts.ts is stale: run `npm run gen`');
+} else if (args.length === 0) {
   writeFileSync(target, out);
+} else {
+  fail(`unknown arguments ${args.join(' ')}: none, --check, --print NAME or --sha1`);
 }

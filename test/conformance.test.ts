@@ -115,6 +115,15 @@ describe.each(targets())('$name', (target) => {
       expect(await admin.footprint(q)).toEqual({});
     });
 
+    it('layout gate: a bad id is echoed as printable ASCII, its first 200 bytes (lua/lib/wire.lua shown) and its length', async () => {
+      const q = freshQueue();
+      const id = new Uint8Array([...Buffer.from('JOB'), ...Array<number>(297).fill(0xff)]);
+      const outcome = await conn.run({ op: 'eval', script: enqueueScript.text, keys: [`emq:{${q}}:job:x`, `emq:{${q}}:pending`], args: [id, 'x'] });
+      expect(!outcome.ok && outcome.error).toMatch(/^EMQLAYOUT[\x20-\x7e]*$/);
+      expect(!outcome.ok && outcome.error).toContain(`ARGV[1] JOB${'\\xff'.repeat(197)}...(300 bytes) is not a branded id`);
+      expect(await admin.footprint(q)).toEqual({});
+    });
+
     it.each([
       ['a string', (k: string) => admin.call('SET', k, 'x')],
       ['a list', (k: string) => admin.call('RPUSH', k, 'a', 'b')],
@@ -214,7 +223,7 @@ describe.each(targets())('$name', (target) => {
       expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(200);
     });
 
-    it('the server knows the script by the SHA-1 of lua/enqueue.lua', async () => {
+    it('the server knows the script by the SHA-1 of lua/enqueue.lua as sent (its include expanded)', async () => {
       expect(String(await admin.text('SCRIPT', 'LOAD', enqueueScript.text))).toBe(enqueueScript.sha1);
     });
   });

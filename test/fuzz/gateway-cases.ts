@@ -769,7 +769,7 @@ export function planGateway(c: GwCase, phase: Phase): Plan {
 
 export const GATEWAY_EXAMPLES: GwCase[] = [
   // a key with the byte 0xFF in a script's error reply: glide could not parse it and dropped
-  // the gateway's shared connection, a 503 for every request in flight (lua/*.lua: shown())
+  // the gateway's shared connection, a 503 for every request in flight (lua/lib/wire.lua: shown())
   {
     t: 'gwpath',
     method: 'POST',

@@ -209,7 +209,7 @@ export async function runUp(plan: Plan, base: string, phase: Phase, checkWrites:
     // error_reply, CONFIG SET of an unknown parameter); glide cannot parse an error reply that
     // is not UTF-8 and reconnects the admin scope's own connection (producers' calls never
     // share it). Unknown commands are refused unsent. A producer token cannot cause it (its
-    // scripts escape what they echo: lua/*.lua shown()).
+    // scripts escape what they echo: lua/lib/wire.lua shown()).
     knownPoison.push(`${plan.req.method} ${plan.req.path.slice(0, 80)}`);
     await adminBack(10_000);
     return;
