@@ -21,18 +21,6 @@ export interface Observer {
   retry?(reason: string): void;
 }
 
-/** Every observer in turn; undefined ones are skipped. */
-export function fanOut(...observers: ReadonlyArray<Observer | undefined>): Observer {
-  const all = observers.filter((o): o is Observer => o !== undefined);
-  return {
-    script: (s, o, k) => all.forEach((x) => x.script?.(s, o, k)),
-    noscript: (s) => all.forEach((x) => x.noscript?.(s)),
-    transient: (r) => all.forEach((x) => x.transient?.(r)),
-    pipeline: (n, k) => all.forEach((x) => x.pipeline?.(n, k)),
-    retry: (r) => all.forEach((x) => x.retry?.(r)),
-  };
-}
-
 /**
  * `connection` for one request: the transport's own `withRequest` where it has one (REST:
  * headers and retries), else a view whose calls dispatch reports to `scope.observer`.
@@ -49,24 +37,9 @@ export function scoped(connection: Connection, scope: RequestScope): Connection 
 }
 
 /** The error codes a verdict names; any other error reply's first word is counted as OTHER (labels stay bounded). */
-const CODES = new Set([
-  'EMQKIND',
-  'EMQLAYOUT',
-  'EMQCONFLICT',
-  'WRONGTYPE',
-  'NOSCRIPT',
-  'TRYAGAIN',
-  'CLUSTERDOWN',
-  'MASTERDOWN',
-  'LOADING',
-  'MOVED',
-  'ASK',
-  'ERR',
-  'NOPERM',
-  'OOM',
-  'BUSY',
-  'READONLY',
-]);
+const CODES = new Set(
+  'EMQKIND EMQLAYOUT EMQCONFLICT WRONGTYPE NOSCRIPT TRYAGAIN CLUSTERDOWN MASTERDOWN LOADING MOVED ASK ERR NOPERM OOM BUSY READONLY'.split(' '),
+);
 /** The script's own refusals: the caller's input, nothing written. */
 const REFUSALS = new Set(['EMQKIND', 'EMQLAYOUT', 'EMQCONFLICT', 'WRONGTYPE']);
 

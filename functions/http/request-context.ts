@@ -76,12 +76,8 @@ export class RequestRecord implements Observer {
   queue: string | undefined;
   code: string | undefined;
   bytes = 0;
-  noscriptCount = 0;
-  transientCount = 0;
-  retryCount = 0;
-  pipelineCount = 0;
-  pipelineCommands = 0;
-  private readonly callCounts = new Map<string, { script: string; verdict: string; code: string; count: number }>();
+  readonly counts = { noscript: 0, transient: 0, retries: 0, pipelines: 0, pipelineCommands: 0 };
+  private readonly calls = new Map<string, { script: string; verdict: string; code: string; count: number }>();
 
   constructor(
     readonly id: string,
@@ -98,41 +94,42 @@ export class RequestRecord implements Observer {
     this.queue ??= queueOfKey(keys[0]);
     const { verdict, code = '' } = verdictOf(script, outcome);
     const key = `${script.name} ${verdict} ${code}`;
-    const seen = this.callCounts.get(key);
-    if (seen) seen.count++;
-    else this.callCounts.set(key, { script: script.name, verdict, code, count: 1 });
+    const seen = this.calls.get(key) ?? { script: script.name, verdict, code, count: 0 };
+    seen.count++;
+    this.calls.set(key, seen);
     this.process?.script?.(script, outcome, keys);
   }
 
   noscript(script: Script): void {
-    this.noscriptCount++;
+    this.counts.noscript++;
     this.process?.noscript?.(script);
   }
 
   transient(reply: string): void {
-    this.transientCount++;
+    this.counts.transient++;
     this.process?.transient?.(reply);
   }
 
   pipeline(size: number, kind?: string): void {
-    this.pipelineCount++;
-    this.pipelineCommands += size;
+    this.counts.pipelines++;
+    this.counts.pipelineCommands += size;
     this.process?.pipeline?.(size, kind);
   }
 
   retry(reason: string): void {
-    this.retryCount++;
+    this.counts.retries++;
     this.process?.retry?.(reason);
   }
 
   summary(c: Context): RequestSummary {
-    const calls = [...this.callCounts.values()];
+    const calls = [...this.calls.values()];
     const verdicts: Record<string, number> = {};
     for (const { verdict, code, count } of calls) {
-      const label = code && verdict === 'refused' ? `refused:${code}` : verdict;
+      const label = verdict === 'refused' ? `refused:${code}` : verdict;
       verdicts[label] = (verdicts[label] ?? 0) + count;
     }
     return {
+      ...this.counts,
       time: this.time,
       id: this.id,
       traceId: this.trace?.traceId,
@@ -145,11 +142,6 @@ export class RequestRecord implements Observer {
       calls,
       code: this.code,
       bytes: this.bytes,
-      noscript: this.noscriptCount,
-      transient: this.transientCount,
-      retries: this.retryCount,
-      pipelines: this.pipelineCount,
-      pipelineCommands: this.pipelineCommands,
     };
   }
 }
@@ -193,12 +185,7 @@ const QUEUE_SHAPE = /^[\x21-\x7e]{1,200}$/;
 
 /** The route's :queue, when the handler that answered has one and it looks like a queue name. */
 function routeQueue(c: Context): string | undefined {
-  let queue: string | undefined;
-  try {
-    queue = c.req.param('queue');
-  } catch {
-    return undefined;
-  }
+  const queue = c.req.param('queue');
   return queue !== undefined && QUEUE_SHAPE.test(queue) ? queue : undefined;
 }
 

@@ -20,7 +20,7 @@ function datasetOf(env: Env): AnalyticsDataset | undefined {
   const bound = env?.EMQ_ANALYTICS;
   if (bound === undefined || bound === null || bound === '') return undefined;
   if (typeof (bound as AnalyticsDataset).writeDataPoint !== 'function') {
-    throw new Problem(500, 'misconfigured', 'EMQ_ANALYTICS is not an Analytics Engine binding: declare it under [[analytics_engine_datasets]], not as a var');
+    throw new Problem(500, 'misconfigured', 'EMQ_ANALYTICS is not an Analytics Engine binding');
   }
   return bound as AnalyticsDataset;
 }

@@ -267,24 +267,21 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_LOG',
     kind: { type: 'choice', values: ['info', 'debug', 'off'] },
     default: 'info',
-    meaning:
-      'request logs: `info`, one JSON line per request (stdout on Node, Workers Logs in the Worker; see docs/operations.md); `debug` adds what the core did for it; `off`',
+    meaning: 'request logs (docs/operations.md): `info`, a JSON line per request (stdout; Workers Logs); `debug` adds what the core did; `off`',
     apps: ['worker', 'producer', 'gateway', 'dev'],
     secret: false,
   },
   {
     name: 'EMQ_METRICS_TOKEN',
     kind: { type: 'text', what: 'token', minLength: 16 },
-    meaning:
-      'turns on `GET /metrics` (Prometheus text) on `emq producer` and `emq gateway`, for a scraper sending `Authorization: Bearer <it>` (another token: 401); unset, /metrics answers 404',
+    meaning: 'the bearer token `GET /metrics` (Prometheus) needs; unset, /metrics answers 404',
     apps: ['producer', 'gateway', 'dev'],
     secret: true,
   },
   {
     name: 'EMQ_ANALYTICS',
     kind: { type: 'binding', what: 'analytics-engine' },
-    meaning:
-      'a Workers Analytics Engine dataset binding (`[[analytics_engine_datasets]]` in wrangler.toml): when bound, the Worker writes a data point per request and per script verdict (docs/operations.md); unbound, nothing',
+    meaning: 'when bound (`[[analytics_engine_datasets]]`), the Worker writes data points per request and script verdict (docs/operations.md)',
     apps: ['worker'],
     secret: false,
   },
