@@ -364,6 +364,50 @@ describe('one request id across hops on Node: emq producer over REST → emq gat
   });
 });
 
+describe('transient retries, counted by reply', () => {
+  it('a stale replica answers MASTERDOWN: the producer sends the call again 14 times (TRANSIENT_RETRY), each counted', { timeout: 60_000 }, async () => {
+    // a real transient reply: a replica whose master is away, told not to serve stale data
+    const valkey = await startServer();
+    const admin = await connectAdmin(valkey.url);
+    const gateway = await startGatewayProcess(valkey.url);
+    // the admin token: the gateway's producer scope is fenced, and a stale replica cannot be read
+    const env = { EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'] }]), EMQ_METRICS_TOKEN: METRICS, EMQ_LOG: 'debug' };
+    const producer = await startProducerProcess({ ...env, EMQ_REST_URL: gateway.url, EMQ_REST_TOKEN: gateway.admin });
+    try {
+      // the gateway's admin connection made first (glide cannot connect to a stale replica)
+      const ping = await fetch(`${gateway.url}/`, { method: 'POST', headers: { Authorization: `Bearer ${gateway.admin}` }, body: '["PING"]' });
+      expect(ping.status).toBe(200);
+      await admin.call('CONFIG', 'SET', 'replica-serve-stale-data', 'no');
+      await admin.call('REPLICAOF', '127.0.0.1', '9'); // nothing listens there
+      const before = await scrape(producer.url);
+      const res = await fetch(`${producer.url}/v1/queues/${fresh()}/jobs`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${CALLER}`, 'X-Request-Id': 'stale-1' },
+        body: 'x',
+      });
+      expect(res.status).toBe(502);
+      const after = await scrape(producer.url);
+      expect(delta(before, after, 'emq_transient_retries_total', { reply: 'MASTERDOWN' })).toBe(14);
+      expect(delta(before, after, 'emq_script_calls_total', { script: 'enqueue', verdict: 'error', code: 'MASTERDOWN' })).toBe(1);
+      const line = await until('the line', () => linesOf(producer.stdout()).find((l) => l.id === 'stale-1'));
+      expect(line).toMatchObject({ status: 502, verdict: 'error', code: 'internal', transient: 14, noscript: 1, calls: 1 });
+      expect(delta(before, after, 'emq_script_noscript_total', { script: 'enqueue' })).toBe(1);
+      // the gateway relayed every try under the same request id: the EVALSHA (NOSCRIPT: the
+      // script lookup comes before the stale check), its EVAL, and the 14 retries
+      const relayed = await until('the gateway lines', () => {
+        const lines = linesOf(gateway.stdout()).filter((l) => l.id === 'stale-1');
+        return lines.length === 16 ? lines : undefined;
+      });
+      expect(relayed.map((l) => l.code)).toEqual(['NOSCRIPT', ...Array(15).fill('MASTERDOWN')]);
+    } finally {
+      await producer.stop();
+      await gateway.stop();
+      admin.close();
+      await valkey.stop();
+    }
+  });
+});
+
 describe('EMQ_LOG and EMQ_METRICS_TOKEN are checked at start', () => {
   const gatewayEnv = { VALKEY_URL: 'redis://127.0.0.1:1', EMQ_GATEWAY_TOKENS: `producer:${CALLER}`, EMQ_GATEWAY_PORT: '0' };
   const producerEnv = { EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'] }]), EMQ_REST_URL: 'http://127.0.0.1:1', EMQ_REST_TOKEN: CALLER, PORT: '0' };

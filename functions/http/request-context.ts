@@ -13,6 +13,8 @@ import type { Script } from '../../shared/scripts.js';
 /** A caller's X-Request-Id is kept when it is 1 to 128 printable ASCII characters, no space. */
 const SANE_ID = /^[\x21-\x7e]{1,128}$/;
 // version 00 exactly; a later version may append fields after the first four (W3C Trace Context §3.2.4)
+/** A queue name as logged: printable ASCII, bounded. */
+const QUEUE_SHAPE = /^[\x21-\x7e]{1,200}$/;
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[\x21-\x7e]*)?$/;
 
 /** The caller's request id when sane, else undefined (then one is minted). */
@@ -91,7 +93,9 @@ export class RequestRecord implements Observer {
   }
 
   script(script: Script, outcome: Outcome, keys: readonly string[]): void {
-    this.queue ??= queueOfKey(keys[0]);
+    // a gateway's caller may send any key: only a queue-like tag reaches the log
+    const queue = this.queue === undefined ? queueOfKey(keys[0]) : undefined;
+    if (queue !== undefined && QUEUE_SHAPE.test(queue)) this.queue = queue;
     const { verdict, code = '' } = verdictOf(script, outcome);
     const key = `${script.name} ${verdict} ${code}`;
     const seen = this.calls.get(key) ?? { script: script.name, verdict, code, count: 0 };
@@ -181,8 +185,6 @@ export function routeOf(c: Context): string {
   return 'unmatched';
 }
 
-const QUEUE_SHAPE = /^[\x21-\x7e]{1,200}$/;
-
 /** The route's :queue, when the handler that answered has one and it looks like a queue name. */
 function routeQueue(c: Context): string | undefined {
   const queue = c.req.param('queue');
@@ -209,7 +211,11 @@ export function observeRequests({ observer, sinks }: ObserveOptions): Middleware
     try {
       await next();
     } finally {
-      c.res.headers.set('X-Request-Id', id);
+      try {
+        c.res.headers.set('X-Request-Id', id);
+      } catch {
+        // a response with immutable headers keeps them
+      }
       const summary = record.summary(c);
       for (const sink of sinks) {
         try {
