@@ -206,6 +206,32 @@ describe('emq gateway: /metrics, request logs, request ids', () => {
     expect(line.trace).toBeUndefined();
     expect(line.route).toBe('/');
   });
+
+  it("a Valkey outage: the producer connection's emq_valkey_up drops, then one reconnect and the time spent unavailable", async () => {
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, retries: 0 });
+    const q = fresh();
+    await enqueue(rest, q, mintId(), 'before');
+    const before = await scrape(gateway.url);
+    process.kill(valkey.pid, 'SIGKILL'); // the server this describe started
+    const downAt = Date.now();
+    await expect(enqueue(rest, q, mintId(), 'during')).rejects.toMatchObject({ code: 'connection' }); // 503
+    expect(seriesValue(await scrape(gateway.url), 'emq_valkey_up', { connection: 'producer' })).toBe(0);
+    await sleep(Math.max(0, 1_000 - (Date.now() - downAt)));
+    await valkey.restart();
+    await until('up', async () => (seriesValue(await scrape(gateway.url), 'emq_valkey_up', { connection: 'producer' }) === 1 ? true : undefined), 20_000);
+    const after = await scrape(gateway.url);
+    expect(delta(before, after, 'emq_valkey_reconnects_total', { connection: 'producer' })).toBe(1);
+    expect(delta(before, after, 'emq_valkey_reconnects_total', { connection: 'admin' })).toBe(0);
+    const unavailable = delta(before, after, 'emq_valkey_unavailable_seconds_total', { connection: 'producer' });
+    expect(unavailable).toBeGreaterThan(0.5);
+    expect(unavailable).toBeLessThan((Date.now() - downAt) / 1000 + 0.1);
+    expect(delta(before, after, 'emq_http_requests_total', { route: '/*', method: 'POST', status: '503' })).toBe(1);
+    expect(await enqueue(rest, q, mintId(), 'after')).toBe('enqueued');
+    const events = linesOf(gateway.stdout())
+      .filter((l) => l.connection === 'producer')
+      .map((l) => l.msg);
+    expect(events.slice(-2)).toEqual(['valkey unavailable', 'valkey available']);
+  });
 });
 
 describe('emq producer: /metrics and logs over glide, a NOSCRIPT fallback, the fence, a Valkey outage', () => {
