@@ -5,7 +5,8 @@
 // maintained parser package), and the counters must move by exactly what was sent.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../scripts/valkey.js';
+import { spawnSync } from 'node:child_process';
+import { startServer, which, type RunningServer } from '../scripts/valkey.js';
 import { connectRest } from '../shared/connections/rest.js';
 import { enqueue, enqueueMany, mintId, pendingKey } from '../shared/index.js';
 import { connectAdmin, type Admin } from './support/admin.js';
@@ -97,6 +98,21 @@ describe('emq gateway: /metrics, request logs, request ids', () => {
     for (const name of ['emq_http_requests_total', 'emq_fence_state', 'emq_valkey_up', 'emq_pipeline_size', 'process_cpu_user_seconds_total']) {
       expect(families.has(name), name).toBe(true);
     }
+  });
+
+  // Prometheus's own parser and linter, where the machine has it (Debian's `prometheus` package)
+  it.skipIf(!which('promtool'))("promtool check metrics: the exposition parses, and this project's families lint clean", async () => {
+    const text = await (await fetch(`${gateway.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS}` } })).text();
+    const whole = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    // exit 3 is lint only: prom-client's own nodejs_active_*_total gauges; a parse error is 1
+    expect([0, 3], whole.stderr + whole.stdout).toContain(whole.status);
+    expect(whole.stdout + whole.stderr).not.toMatch(/error while linting|text format parsing error/i);
+    const ours = text
+      .split('\n')
+      .filter((l) => /^(# (HELP|TYPE) )?emq_/.test(l))
+      .join('\n');
+    const linted = spawnSync('promtool', ['check', 'metrics'], { input: `${ours}\n`, encoding: 'utf8' });
+    expect(linted.status, linted.stdout + linted.stderr).toBe(0);
   });
 
   it('counters move by exactly what was sent: requests, latency, bytes, verdicts, pipelines, NOSCRIPT', async () => {
