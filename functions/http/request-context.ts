@@ -22,11 +22,19 @@ export function saneRequestId(header: string | undefined): string | undefined {
   return header !== undefined && SANE_ID.test(header) ? header : undefined;
 }
 
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+// one getRandomValues call per 256 ids: on Node each call costs more than the rest of the id
+let pool = new Uint8Array(0);
+let at = 0;
+
 /** 128 random bits as 32 hex digits. */
 export function mintRequestId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  if (at + 16 > pool.length) {
+    pool = crypto.getRandomValues(new Uint8Array(4096));
+    at = 0;
+  }
   let out = '';
-  for (const b of bytes) out += b.toString(16).padStart(2, '0');
+  for (const end = at + 16; at < end; at++) out += HEX[pool[at]!];
   return out;
 }
 
@@ -132,8 +140,14 @@ export class RequestRecord implements Observer {
       const label = verdict === 'refused' ? `refused:${code}` : verdict;
       verdicts[label] = (verdicts[label] ?? 0) + count;
     }
+    const { noscript, transient, retries, pipelines, pipelineCommands } = this.counts;
+    // no object spread here: V8 builds a spread-then-extended literal on a slow path (~10 µs)
     return {
-      ...this.counts,
+      noscript,
+      transient,
+      retries,
+      pipelines,
+      pipelineCommands,
       time: this.time,
       id: this.id,
       traceId: this.trace?.traceId,
