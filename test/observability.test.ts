@@ -466,16 +466,23 @@ describe('EMQ_LOG and EMQ_METRICS_TOKEN are checked at start', () => {
     expect(run.stderr).not.toContain(value);
   });
 
-  it('EMQ_LOG=off: no request lines', async () => {
+  it('EMQ_LOG=off: no request lines; emq producer without EMQ_METRICS_TOKEN: /metrics is its 404', async () => {
     const valkey = await startServer();
     const gateway = await startGatewayProcess(valkey.url, { EMQ_LOG: 'off' });
+    const producer = await startProducerProcess({ ...producerEnv, EMQ_REST_URL: gateway.url, EMQ_REST_TOKEN: gateway.producer, EMQ_LOG: 'off' });
     try {
+      const off = await fetch(`${producer.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS}` } });
+      expect(off.status).toBe(404);
+      expect(await off.json()).toMatchObject({ code: 'not_found' });
+      expect((await fetch(`${producer.url}/healthz`)).status).toBe(200);
+      expect(producer.stdout()).toBe('');
       const res = await fetch(`${gateway.url}/`, { method: 'POST', headers: { Authorization: `Bearer ${gateway.admin}` }, body: '["PING"]' });
       expect(res.status).toBe(200);
       expect(res.headers.get('X-Request-Id')).toMatch(/^[0-9a-f]{32}$/); // ids are not logging
       await sleep(100);
       expect(gateway.stdout()).toBe('');
     } finally {
+      await producer.stop();
       await gateway.stop();
       await valkey.stop();
     }
