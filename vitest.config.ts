@@ -15,6 +15,9 @@ export default defineConfig({
     //    workers-project globalSetup).
     globalSetup: ['test/global-setup.ts', 'test/workers/global-setup.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // the Worker logs a JSON line per request (EMQ_LOG): not shown, since nearly every workerd
+    // test sends requests (test/workers/observability.test.ts reads them through a spy)
+    onConsoleLog: (log) => (/^\{"time":"[^"]*","level":"info","app":"worker","msg":"request"/.test(log) ? false : undefined),
     projects: [
       {
         test: {

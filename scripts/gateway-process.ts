@@ -14,6 +14,8 @@ export interface GatewayProcess {
   readonly child: ChildProcess;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
+  /** Its stdout after the URL line (its request logs), the last MiB of it. */
+  stdout(): string;
   /** SIGTERM, and the exit code once it has exited. */
   stop(): Promise<number | null>;
   /** stop(), then the same command on the same port. */
@@ -37,6 +39,7 @@ export async function startGatewayProcess(
   };
   let child!: ChildProcess;
   let err = '';
+  let logs = '';
   let exited: Promise<number | null>;
   const launch = () =>
     new Promise<string>((resolve, reject) => {
@@ -44,11 +47,19 @@ export async function startGatewayProcess(
       exited = new Promise((r) => child.once('exit', (code) => r(code)));
       child.stderr!.on('data', (d) => (err += d));
       let out = '';
+      let started = false;
       const timer = setTimeout(() => reject(new Error(`gateway did not start: ${err.slice(-1000)}`)), 15_000);
       child.stdout!.on('data', (d) => {
+        if (started) {
+          // kept bounded: a soak's gateway logs a line per request
+          logs = (logs + d).slice(-1024 * 1024);
+          return;
+        }
         out += d;
         const line = /^(https?:\/\/\S+)\n/.exec(out);
         if (line) {
+          started = true;
+          logs += out.slice(line[0].length);
           clearTimeout(timer);
           resolve(line[1]!);
         }
@@ -74,6 +85,7 @@ export async function startGatewayProcess(
       return child;
     },
     stderr: () => err,
+    stdout: () => logs,
     stop,
     async restart() {
       await stop();

@@ -1,5 +1,6 @@
 // The Connection seam: the only thing the protocol needs from a transport.
 // A transport (glide over TCP, REST over fetch) implements these three calls.
+import type { Observer } from './observe.js';
 
 /** A command argument: text (sent as UTF-8) or raw bytes (sent exactly). */
 export type Arg = string | Uint8Array;
@@ -26,4 +27,17 @@ export interface Connection {
   pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]>;
   /** Releases the transport. */
   close(): Promise<void>;
+  /** Told of every script call's outcome, fallback and retry made on this connection (shared/observe.ts). */
+  readonly observer?: Observer | undefined;
+  /**
+   * This connection for one request: its calls carry `headers` where the transport has headers
+   * (REST: X-Request-Id, traceparent), and `observer` is told of them. Without it, see scoped().
+   */
+  withRequest?(scope: RequestScope): Connection;
+}
+
+/** What one request adds to the calls it makes. */
+export interface RequestScope {
+  headers?: Readonly<Record<string, string>> | undefined;
+  observer?: Observer | undefined;
 }

@@ -53,8 +53,14 @@ export async function dispatch(
   commands: readonly ScriptCommand[],
   { via = 'pipeline' }: DispatchOptions = {},
 ): Promise<Outcome[]> {
-  const send = (calls: readonly ScriptCommand[]) => (via === 'run' ? Promise.all(calls.map((c) => connection.run(c))) : connection.pipeline(calls));
-  const withText = evalOf(scripts);
+  const observer = connection.observer;
+  const send = (calls: readonly ScriptCommand[]) => {
+    if (via === 'run') return Promise.all(calls.map((c) => connection.run(c)));
+    observer?.pipeline?.(calls.length, 'dispatch');
+    return connection.pipeline(calls);
+  };
+  const list: readonly Script[] = Array.isArray(scripts) ? scripts : [scripts as Script];
+  const withText = evalOf(list);
   const outcomes = await send(commands);
 
   const flushed = indexes(outcomes, isNoScript);
@@ -66,12 +72,18 @@ export async function dispatch(
       const key = command.op === 'evalsha' ? command.sha1 : '';
       if (loaded.has(key)) return command;
       loaded.add(key);
+      const script = observer?.noscript && scriptOf(list, command);
+      if (script) observer!.noscript!(script);
       return withText(command);
     });
     const again = await send(retry);
     // Only a second flush racing this one (or a cluster node the EVAL did not reach) lands here: send the text with each.
     const still = indexes(again, isNoScript);
     if (still.length > 0) {
+      for (const k of still) {
+        const script = observer?.noscript && scriptOf(list, retry[k]!);
+        if (script) observer!.noscript!(script);
+      }
       const texts = await send(still.map((k) => withText(retry[k]!)));
       still.forEach((k, j) => (again[k] = texts[j]!));
     }
@@ -82,16 +94,27 @@ export async function dispatch(
   for (let attempt = 0; ; attempt++) {
     const again = indexes(outcomes, isTransient);
     if (again.length === 0 || !mayRetry(TRANSIENT_RETRY, attempt)) break;
+    if (observer?.transient) for (const i of again) observer.transient(errorPrefix((outcomes[i] as { error: string }).error));
     await backoff(TRANSIENT_RETRY, attempt);
     const retried = await send(again.map((i) => withText(commands[i]!)));
     again.forEach((i, k) => (outcomes[i] = retried[k]!));
   }
+  if (observer?.script) {
+    commands.forEach((c, i) => {
+      const script = scriptOf(list, c);
+      if (script) observer.script!(script, outcomes[i]!, c.keys);
+    });
+  }
   return outcomes;
 }
 
+/** The script a call names, found among `list` by SHA-1 or text, for the observer. */
+function scriptOf(list: readonly Script[], command: ScriptCommand): Script | undefined {
+  return list.find((s) => (command.op === 'evalsha' ? s.sha1 === command.sha1 : s.text === command.script));
+}
+
 /** A call as EVAL, its text found among `scripts` by SHA-1 (a call of a script not given is a bug: thrown). */
-function evalOf(scripts: Script | readonly Script[]): (command: ScriptCommand) => ScriptCommand {
-  const list: readonly Script[] = Array.isArray(scripts) ? scripts : [scripts as Script];
+function evalOf(list: readonly Script[]): (command: ScriptCommand) => ScriptCommand {
   return (command) => {
     if (command.op === 'eval') return command;
     const script = list.find((s) => s.sha1 === command.sha1);

@@ -104,7 +104,12 @@ export interface FenceOptions {
   everyMs?: number;
   staleMs?: number;
   now?: () => number;
+  /** Told of each change of state (a gauge's input); must not throw. */
+  onState?: ((state: FenceState) => void) | undefined;
 }
+
+/** unknown: not read lately (or the last read failed); ok: absent or equal; mismatch: another version. */
+export type FenceState = 'unknown' | 'ok' | 'mismatch';
 
 export class Fence {
   readonly expected: string;
@@ -112,7 +117,8 @@ export class Fence {
   private readonly everyMs: number;
   private readonly staleMs: number;
   private readonly now: () => number;
-  private state: 'unknown' | 'ok' | 'mismatch' = 'unknown';
+  private stateNow: FenceState = 'unknown';
+  private readonly onState: ((state: FenceState) => void) | undefined;
   /** When the last read that found the key absent or equal was sent. */
   private okAt = -Infinity;
   /** When the last read that found another value was sent. */
@@ -121,13 +127,25 @@ export class Fence {
   private pending: Promise<void> | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor({ expected, read, everyMs = CHECK_EVERY_MS, staleMs = STALE_MS, now = Date.now }: FenceOptions) {
+  constructor({ expected, read, everyMs = CHECK_EVERY_MS, staleMs = STALE_MS, now = Date.now, onState }: FenceOptions) {
     if (!isWireVersion(expected)) throw new TypeError('the wire version must look like echomq:MAJOR.MINOR.PATCH');
     this.expected = expected;
     this.read = read;
     this.everyMs = everyMs;
     this.staleMs = staleMs;
     this.now = now;
+    this.onState = onState;
+  }
+
+  /** The fence's state. */
+  get state(): FenceState {
+    return this.stateNow;
+  }
+
+  private set state(next: FenceState) {
+    if (next === this.stateNow) return;
+    this.stateNow = next;
+    this.onState?.(next);
   }
 
   /**

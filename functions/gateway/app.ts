@@ -5,7 +5,7 @@
 //   GET|POST /<cmd>/...  path-style; a POST body is the last argument, raw
 //   GET /healthz, GET /readyz
 // Authorization: Bearer <token> (or ?_token=<token> when queryToken is on).
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { Arg, Outcome } from '../../shared/connection.js';
 import { WireMismatchError } from '../../shared/errors.js';
 import { publicFound } from '../../shared/fence.js';
@@ -14,6 +14,7 @@ import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
 import { moreElementsThan } from './count.js';
 import { Unavailable, type Backend } from './backend.js';
 import { TooLarge, readBody } from '../http/body.js';
+import { noteOutcomes } from './observe.js';
 import { createPolicy } from './policy.js';
 import { bodyOf } from './reply.js';
 import type { Scope, GatewayTokens } from './tokens.js';
@@ -41,6 +42,8 @@ export interface GatewayOptions {
    * up in proxy and access logs. Off, a request carrying `_token` is refused whatever it holds.
    */
   queryToken?: boolean;
+  /** Middleware run first, on every request (request ids, logs, metrics: functions/http/request-context.ts). */
+  use?: readonly MiddlewareHandler[];
 }
 
 // @hono/node-server passes the Node request as env.incoming: its url is the target exactly as sent
@@ -58,9 +61,11 @@ export function createGateway({
   retryAfterSeconds = 1,
   draining = () => false,
   queryToken = false,
+  use = [],
 }: GatewayOptions): Hono<Env> {
   const policy = createPolicy(scripts);
   const app = new Hono<Env>();
+  for (const m of use) app.use(m);
   // read after authentication, so a request without a token never has its body read
   const capOf = (c: Context<Env>) => (c.get('scope') === 'producer' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
 
@@ -179,7 +184,9 @@ export function createGateway({
     if (refused) return refused;
     const held = fence(c); // no promise at all while the fence was read lately
     if (held) await held;
-    const body = bodyOf(await backend.command(c.get('scope'), args), base64(c));
+    const outcome = await backend.command(c.get('scope'), args);
+    noteOutcomes(c, 'single', [args], [outcome]);
+    const body = bodyOf(outcome, base64(c));
     return json(c, body, 'error' in body ? 400 : 200);
   };
 
@@ -209,6 +216,7 @@ export function createGateway({
     if (held) await held;
     const scope = c.get('scope');
     const outcomes = await Promise.all(commands.map((args) => backend.command(scope, args)));
+    noteOutcomes(c, 'pipeline', commands, outcomes);
     return json(
       c,
       outcomes.map((o) => bodyOf(o, base64(c))),
@@ -222,6 +230,7 @@ export function createGateway({
     const held = fence(c);
     if (held) await held;
     const outcomes = await backend.transaction(c.get('scope'), commands);
+    noteOutcomes(c, 'multi_exec', commands, outcomes);
     if (!Array.isArray(outcomes)) return json(c, bodyOf(outcomes as Outcome, false), 400);
     return json(
       c,

@@ -7,7 +7,7 @@ import type { GlideConnection, GlideOptions } from '../../shared/connections/gli
 import { commandName } from './args.js';
 import { CommandTable } from './commands.js';
 import { command } from './glide-commands.js';
-import { glideLane } from './lane.js';
+import { glideLane, type LaneEvents } from './lane.js';
 import type { Scope } from './tokens.js';
 
 export { Unavailable } from './lane.js';
@@ -27,11 +27,17 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-export function glideBackend(options: GlideOptions): Backend {
+/** Each connection's availability, and the producer connection's fence state (the metrics' inputs). */
+export interface BackendEvents {
+  lane?(scope: Scope): LaneEvents;
+  onFence?: GlideOptions['onFence'];
+}
+
+export function glideBackend(options: GlideOptions, events: BackendEvents = {}): Backend {
   // RESP2, as Upstash's clients expect: replies come as the server sends them to RESP2 clients
-  const producer = glideLane({ ...options, resp2: true });
+  const producer = glideLane({ ...options, resp2: true, onFence: events.onFence }, events.lane?.('producer'));
   // the admin scope is not fenced: it writes no jobs, and an operator may need it to fix the key
-  const admin = glideLane({ ...options, resp2: true, fence: false });
+  const admin = glideLane({ ...options, resp2: true, fence: false }, events.lane?.('admin'));
   const laneOf = (scope: Scope) => (scope === 'admin' ? admin : producer);
   // one table per connection: learned on the connection it describes
   const tables = new WeakMap<GlideConnection, CommandTable>();

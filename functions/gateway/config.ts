@@ -1,7 +1,8 @@
 // `emq gateway`'s configuration, read whole and checked before anything connects or listens
 // (the table of names, kinds, defaults and meanings: shared/config/variables.ts). A bad value
 // stops the start, naming the variable, never its value.
-import { ConfigError, onOff, scopedTokens, text, valkeyUrl, wholeNumber, wireVersion } from '../../shared/config/parse.js';
+import { ConfigError, choice, onOff, scopedTokens, text, valkeyUrl, wholeNumber, wireVersion } from '../../shared/config/parse.js';
+import type { LogLevel } from '../http/request-log.js';
 import { limitsFrom, type ServerLimits } from '../http/limits.js';
 import { tlsFrom } from './tls.js';
 import { parseGatewayTokens, type GatewayTokens } from './tokens.js';
@@ -15,6 +16,10 @@ export interface GatewayConfig {
   wireVersion: string;
   limits: ServerLimits;
   tls: { cert: Buffer; key: Buffer } | undefined;
+  /** Request logs (EMQ_LOG). */
+  logLevel: LogLevel;
+  /** GET /metrics's bearer token (EMQ_METRICS_TOKEN); undefined: /metrics is off. */
+  metricsToken: string | undefined;
   settings: { maxBodyBytes: number; producerMaxBodyBytes: number; maxPipeline: number; queryToken: boolean };
 }
 
@@ -30,6 +35,8 @@ export function gatewayConfigFrom(env: Record<string, string | undefined>): Gate
     wireVersion: wireVersion(env, 'EMQ_WIRE_VERSION'),
     limits: limitsFrom(env, 'EMQ_GATEWAY'),
     tls: tlsFrom(env),
+    logLevel: choice<LogLevel>(env, 'EMQ_LOG'),
+    metricsToken: text(env, 'EMQ_METRICS_TOKEN'),
     settings: {
       maxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_MAX_BODY'),
       producerMaxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_PRODUCER_MAX_BODY'),

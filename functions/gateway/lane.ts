@@ -36,7 +36,13 @@ async function serverStyle(c: GlideConnection): Promise<DoubleStyle> {
   }
 }
 
-export function glideLane(options: GlideOptions): Lane {
+/** Told when the lane finds Valkey unreachable (down) and when a probe finds it back (up); must not throw. */
+export interface LaneEvents {
+  down?(): void;
+  up?(): void;
+}
+
+export function glideLane(options: GlideOptions, events: LaneEvents = {}): Lane {
   let connection: GlideConnection | undefined;
   let style: DoubleStyle = 'shortest';
   let connecting: Promise<GlideConnection> | undefined;
@@ -68,7 +74,10 @@ export function glideLane(options: GlideOptions): Lane {
       await new Promise((r) => setTimeout(r, PROBE_MS));
       try {
         const pong = await command((await connected()).wire, ['PING'], style);
-        if (pong.ok) down = undefined;
+        if (pong.ok && down !== undefined) {
+          down = undefined;
+          events.up?.();
+        }
       } catch {
         // still away
       }
@@ -80,6 +89,7 @@ export function glideLane(options: GlideOptions): Lane {
     // a write too few replicas confirmed says nothing about the connection
     if (!(err instanceof NotReplicatedError) && down === undefined) {
       down = err.message;
+      events.down?.();
       void probe();
     }
     throw new Unavailable(err.message);

@@ -4,6 +4,7 @@
 // the rest is never read. (Cheaper than hono/body-limit, which makes @hono/node-server
 // build a full Request for every request, GETs included.)
 import type { Context } from 'hono';
+import { noteBytes } from './request-context.js';
 
 export class TooLarge extends Error {}
 
@@ -11,7 +12,9 @@ export async function readBody(c: Context, max: number): Promise<Uint8Array> {
   const declared = c.req.header('content-length');
   if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
     if (Number(declared) > max) throw new TooLarge();
-    return new Uint8Array(await c.req.raw.arrayBuffer()); // the raw Request: Hono's copy caches it
+    const bytes = new Uint8Array(await c.req.raw.arrayBuffer()); // the raw Request: Hono's copy caches it
+    noteBytes(c, bytes.length);
+    return bytes;
   }
   const body = c.req.raw.body;
   if (!body) return new Uint8Array(0);
@@ -23,11 +26,13 @@ export async function readBody(c: Context, max: number): Promise<Uint8Array> {
     if (done) break;
     size += value.length;
     if (size > max) {
+      noteBytes(c, size);
       await reader.cancel();
       throw new TooLarge();
     }
     chunks.push(value);
   }
+  noteBytes(c, size);
   const out = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {

@@ -7,7 +7,7 @@
 //   POST /v1/webhooks/:source         a signed delivery → 201 | 200 duplicate (see webhooks/)
 //   GET  /healthz, GET /readyz
 // With regions (worker.ts), a queue's routes answer Emq-Region: the region whose Valkey takes its jobs.
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import {
   AuthError,
   BatchError,
@@ -46,6 +46,7 @@ import {
 } from '../../shared/index.js';
 import { publicFound } from '../../shared/fence.js';
 import { TooLarge, readBody } from '../http/body.js';
+import { forRequest } from '../http/request-context.js';
 import { parseBatch } from './batch.js';
 import { parseFlow } from './flow-body.js';
 import { isScheduled, placementOf, type Placement } from './placement.js';
@@ -71,6 +72,8 @@ export interface ProducerOptions {
    * (its middleware runs first; read what it set from `c`); EMQ_TOKENS is then not used.
    */
   caller?: (c: Context) => Caller | undefined | Promise<Caller | undefined>;
+  /** Middleware run first, on every request (request ids, logs, metrics: functions/http/request-context.ts). */
+  use?: readonly MiddlewareHandler[];
 }
 
 type Env = { Variables: { caller: Caller } };
@@ -112,8 +115,9 @@ function flowProblem(err: unknown): Problem {
   return new Problem(p.status, p.code, detail, { ...p.extra, flow: { parent: { id: partly.parent.id }, children: partly.children } });
 }
 
-export function createProducerApp({ config, connection, regionOf, minter: given, caller: own }: ProducerOptions): Hono<Env> {
+export function createProducerApp({ config, connection, regionOf, minter: given, caller: own, use = [] }: ProducerOptions): Hono<Env> {
   const app = new Hono<Env>();
+  for (const m of use) app.use(m);
   // this app's minter, on its configured node id (or one drawn from the pool once, at first use)
   let minter: Minter | undefined = given;
   const mint = () => {
@@ -147,7 +151,7 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
   app.get('/readyz', async (c) => {
     // a read of a job that never exists: proves the whole path (REST, gateway, Valkey, scripts)
     try {
-      await jobState(connection(), 'emq-readyz', 'JOB00000000000');
+      await jobState(forRequest(c, connection()), 'emq-readyz', 'JOB00000000000');
     } catch (err) {
       // no token needed here: problems with fixed details (problemOf), and a wire mismatch
       // naming both versions but not an error reply's words (NOPERM names the Valkey user)
@@ -187,7 +191,7 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
   const via = (c: Context, queue: string): Connection => {
     const region = regionOf?.(queue);
     if (region) c.header('Emq-Region', region);
-    return connection(queue);
+    return forRequest(c, connection(queue)); // the request's id and observer ride on its calls
   };
 
   const payloadOf = (c: Context, max: number) =>

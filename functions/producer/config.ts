@@ -3,7 +3,8 @@
 // in the table, shared/config/variables.ts (and in docs/configuration.md, made
 // from it). Regions (EMQ_REGION, EMQ_HOME_REGIONS, EMQ_REGION_URLS, EMQ_REST_TOKEN_<REGION>)
 // are read by regions.ts; the Node process's own settings by node-config.ts.
-import { duration, nodeId, nodePool, wholeNumber, type Vars } from '../../shared/config/parse.js';
+import { choice, duration, nodeId, nodePool, wholeNumber, type Vars } from '../../shared/config/parse.js';
+import type { LogLevel } from '../http/request-log.js';
 import { parseQueueGroups, type QueueGroups } from './queue-groups.js';
 import { parseCallerTokens, type CallerTokens } from './tokens.js';
 import { parseSources, type Source } from './webhooks/sources.js';
@@ -27,6 +28,8 @@ export interface Config {
   maxDelayMs: number;
   /** A queue's default lane (EMQ_QUEUE_GROUPS), or undefined: flat. */
   groupOf: QueueGroups;
+  /** Request logs (EMQ_LOG). */
+  logLevel: LogLevel;
 }
 
 export interface ConfigOptions {
@@ -50,5 +53,6 @@ export function configFrom(vars: Vars, { tokens = true }: ConfigOptions = {}): C
     restTimeoutMs: wholeNumber(vars, 'EMQ_REST_TIMEOUT_MS'),
     maxDelayMs,
     groupOf: parseQueueGroups(vars),
+    logLevel: choice<LogLevel>(vars, 'EMQ_LOG'),
   };
 }

@@ -11,6 +11,8 @@ export interface NodeProducerConfig {
   port: number;
   limits: ServerLimits;
   wireVersion: string;
+  /** GET /metrics's bearer token (EMQ_METRICS_TOKEN); undefined: /metrics is off. */
+  metricsToken: string | undefined;
   /** glide straight to Valkey, or REST through a gateway. */
   via: { valkeyUrl: string } | { restUrl: string; restToken: string };
 }
@@ -27,5 +29,5 @@ export function nodeProducerConfigFrom(env: Record<string, string | undefined>):
   if (valkey) via = { valkeyUrl: valkey };
   else if (env.EMQ_REST_URL && restToken) via = { restUrl: gatewayUrl(env, 'EMQ_REST_URL')!, restToken };
   else throw new Error('set VALKEY_URL (glide, straight to Valkey) or EMQ_REST_URL and EMQ_REST_TOKEN (through a gateway)');
-  return { config, host, port, limits, wireVersion: wire, via };
+  return { config, host, port, limits, wireVersion: wire, metricsToken: text(env, 'EMQ_METRICS_TOKEN'), via };
 }

@@ -3,12 +3,17 @@
 // Its configuration (node-config.ts; the table: shared/config/variables.ts) is read whole
 // before anything connects: a bad value stops the start, naming the variable, never its value.
 // Over glide, EMQ_WIRE_VERSION fences the connection (shared/fence.ts); through a gateway,
-// the gateway's own EMQ_WIRE_VERSION fences it.
+// the gateway's own EMQ_WIRE_VERSION fences it. Each request logs a JSON line (EMQ_LOG);
+// with EMQ_METRICS_TOKEN, GET /metrics serves Prometheus metrics (functions/http/metrics.ts).
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
 import { createProducerApp } from './app.js';
 import { listen } from '../http/listen.js';
+import { flushLines, writeLine } from '../http/log-lines.js';
+import { createMetrics, withMetrics } from '../http/metrics.js';
+import { observeRequests, type RequestSink } from '../http/request-context.js';
+import { eventLine, requestLog } from '../http/request-log.js';
 import { nodeProducerConfigFrom } from './node-config.js';
 
 export interface RunningProducer {
@@ -19,16 +24,47 @@ export interface RunningProducer {
 
 export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promise<RunningProducer> {
   // fail at start, not on the first request, and before anything connects
-  const { config, host, port, limits, wireVersion, via } = nodeProducerConfigFrom(env);
+  const { config, host, port, limits, wireVersion, metricsToken, via } = nodeProducerConfigFrom(env);
+  const metrics = metricsToken === undefined ? undefined : createMetrics();
+  const event = (msg: string, fields: Record<string, unknown>) => {
+    const line = eventLine('producer', config.logLevel, msg, fields);
+    if (line !== undefined) writeLine(line);
+  };
   let connection: Connection;
   let glide: GlideConnection | undefined;
   if ('valkeyUrl' in via) {
-    connection = glide = await connectGlide({ url: via.valkeyUrl, wireVersion });
+    const availability = metrics?.availability('glide');
+    let lost = false;
+    connection = glide = await connectGlide({
+      url: via.valkeyUrl,
+      wireVersion,
+      onFence(state) {
+        metrics?.fence(state);
+        event('fence', { state });
+      },
+      onLost() {
+        availability?.down();
+        if (!lost) event('valkey unavailable', { connection: 'glide' });
+        lost = true;
+      },
+      onReached() {
+        availability?.up();
+        if (lost) event('valkey available', { connection: 'glide' });
+        lost = false;
+      },
+    });
   } else {
     connection = connectRest({ url: via.restUrl, token: via.restToken, timeoutMs: config.restTimeoutMs });
   }
-  const app = createProducerApp({ config: () => config, connection: () => connection });
-  const { server, url } = await listen({ fetch: app.fetch, host, port, limits }).catch(async (err: unknown) => {
+  const sinks: RequestSink[] = [requestLog({ app: 'producer', level: () => config.logLevel, write: writeLine })];
+  if (metrics) sinks.push(metrics.sink);
+  const app = createProducerApp({
+    config: () => config,
+    connection: () => connection,
+    use: [observeRequests({ observer: metrics?.observer, sinks })],
+  });
+  const fetch = withMetrics(app.fetch, { token: metricsToken, metrics });
+  const { server, url } = await listen({ fetch, host, port, limits }).catch(async (err: unknown) => {
     await connection.close();
     throw err;
   });
@@ -38,6 +74,7 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await connection.close();
+      flushLines();
     },
   };
 }

@@ -2,6 +2,7 @@
 // `type` (and the same `code`), a title, and a detail that says what to fix.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { noteCode } from '../http/request-context.js';
 
 export type ProblemCode =
   | 'unauthorized'
@@ -72,6 +73,7 @@ export class Problem extends Error {
 export function problemResponse(c: Context, p: Problem): Response {
   if (p.status === 503) c.header('Retry-After', '1');
   if (p.status === 401) c.header('WWW-Authenticate', 'Bearer');
+  noteCode(c, p.code); // for the request's log line
   return c.body(
     JSON.stringify({ type: `urn:emq:problem:${p.code}`, code: p.code, title: TITLES[p.code], status: p.status, detail: p.detail, ...p.extra }),
     p.status,

@@ -1,8 +1,13 @@
 // The Worker: the producer app over the REST connection (the default on Workers), built
 // once per isolate from its vars and secrets. With regions (regions.ts), a queue homed in
 // another region goes through that region's gateway, so one queue's jobs share one Valkey.
+// Each request logs a JSON line (EMQ_LOG) to Workers Logs, and, with an Analytics Engine
+// dataset bound as EMQ_ANALYTICS, writes its data points (analytics.ts).
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
+import { observeRequests } from '../http/request-context.js';
+import { requestLog } from '../http/request-log.js';
+import { analyticsSink, checkAnalytics } from './analytics.js';
 import { createProducerApp } from './app.js';
 import { configFrom, type Config, type Vars } from './config.js';
 import { Problem } from './problem.js';
@@ -16,7 +21,7 @@ let built: { env: Vars; key: string; app: App } | undefined;
 const keyOf = (env: Vars) =>
   JSON.stringify(
     Object.keys(env)
-      .filter((k) => k.startsWith('EMQ_'))
+      .filter((k) => k.startsWith('EMQ_') && typeof env[k] === 'string') // vars, not bindings (EMQ_ANALYTICS)
       .sort()
       .map((k) => [k, env[k]]),
   );
@@ -41,7 +46,9 @@ export function producerFor(env: Vars): App {
   let regions: Regions | undefined;
   const connections = new Map<string | undefined, Connection>(); // one per region reached
   const routes = () => (regions ??= configured(() => regionsFrom(env)));
+  const log = requestLog({ app: 'worker', level: () => (config ??= configFrom(env)).logLevel, write: (line) => console.log(line) });
   const app = createProducerApp({
+    use: [observeRequests({ sinks: [log, analyticsSink()] }), checkAnalytics],
     config: () => (config ??= configFrom(env)),
     regionOf: (queue) => routes().homeOf(queue),
     connection: (queue) => {

@@ -40,6 +40,10 @@ export function kindText(v: Variable): string {
       return '`echomq:MAJOR.MINOR.PATCH`';
     case 'region':
       return "region name (lowercase words joined by '-')";
+    case 'choice':
+      return k.values.map(code).join(', ');
+    case 'binding':
+      return 'Analytics Engine binding (not a var)';
     case 'duration':
       return `duration: a whole number with a unit \`ms\`, \`s\`, \`m\`, \`h\` or \`d\`, up to ${durationText(k.max)} (${k.max / 31_557_600_000} years of 365.25 days)`;
   }
@@ -110,7 +114,9 @@ export function wranglerComments(): string {
     WRANGLER_BEGIN,
     "# Vars (per environment, since wrangler does not inherit [vars] into [env.*]; regions.json's",
     '# "vars" go to every region):',
-    ...worker.filter((v) => v.secret === false).flatMap(entry),
+    ...worker.filter((v) => v.secret === false && v.kind.type !== 'binding').flatMap(entry),
+    '# Bindings (per environment too: [[env.<region>.analytics_engine_datasets]]):',
+    ...worker.filter((v) => v.kind.type === 'binding').flatMap(entry),
     '# Secrets (`wrangler secret put NAME --env <region>`; never in this file):',
     ...worker.filter((v) => v.secret !== false).flatMap(entry),
     WRANGLER_END,

@@ -185,3 +185,11 @@ export function duration(vars: Vars, name: string): number {
   if (ms < 1 || ms > v.kind.max) throw new ConfigError(name, `${name} must be from 1ms to ${durationText(v.kind.max)}`);
   return ms;
 }
+
+/** One of the table's words, or its default. */
+export function choice<T extends string>(vars: Vars, name: string): T {
+  const v = entry(name, 'choice');
+  const text = given(vars, name) ?? (v.default as string);
+  if (!v.kind.values.includes(text)) throw new ConfigError(name, `${name} must be one of ${v.kind.values.join(', ')}`);
+  return text as T;
+}

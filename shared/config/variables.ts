@@ -37,7 +37,11 @@ export type VariableKind =
   /** A region name: lowercase words joined by single '-'. */
   | { type: 'region' }
   /** A whole number with a unit ms, s, m, h or d (shared/duration.ts), from 1 ms to `max` ms. */
-  | { type: 'duration'; max: number };
+  | { type: 'duration'; max: number }
+  /** One of a few words. */
+  | { type: 'choice'; values: readonly string[] }
+  /** Not a var: a Worker binding of this kind, declared in wrangler.toml. */
+  | { type: 'binding'; what: 'analytics-engine' };
 
 export interface Variable {
   /** The name; `<REGION>` marks a family (EMQ_REST_TOKEN_EU_WEST, ...). */
@@ -257,6 +261,30 @@ export const VARIABLES: readonly Variable[] = [
     secret: false,
   },
   ...limits('EMQ_PRODUCER', ['producer']),
+
+  // observability: logs everywhere, /metrics on Node, Analytics Engine in the Worker
+  {
+    name: 'EMQ_LOG',
+    kind: { type: 'choice', values: ['info', 'debug', 'off'] },
+    default: 'info',
+    meaning: 'request logs (docs/operations.md): `info`, a JSON line per request (stdout; Workers Logs); `debug` adds what the core did; `off`',
+    apps: ['worker', 'producer', 'gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_METRICS_TOKEN',
+    kind: { type: 'text', what: 'token', minLength: 16 },
+    meaning: 'the bearer token `GET /metrics` (Prometheus) needs; unset, /metrics answers 404',
+    apps: ['producer', 'gateway', 'dev'],
+    secret: true,
+  },
+  {
+    name: 'EMQ_ANALYTICS',
+    kind: { type: 'binding', what: 'analytics-engine' },
+    meaning: 'when bound (`[[analytics_engine_datasets]]`), the Worker writes data points per request and script verdict (docs/operations.md)',
+    apps: ['worker'],
+    secret: false,
+  },
 
   // the gateway
   {

@@ -18,7 +18,7 @@ import {
 } from '@valkey/valkey-glide';
 import type { Arg, Connection, Outcome, Reply, ScriptCommand } from '../connection.js';
 import { ConnectionError } from '../errors.js';
-import { DEFAULT_WIRE_VERSION, Fence, WIRE_VERSION_KEY, isWireVersion } from '../fence.js';
+import { DEFAULT_WIRE_VERSION, Fence, WIRE_VERSION_KEY, isWireVersion, type FenceState } from '../fence.js';
 import { parseValkeyUrl, redactUrl } from './valkey-url.js';
 
 export interface GlideOptions {
@@ -61,6 +61,12 @@ export interface GlideOptions {
    * server speaking RESP3 sends doubles, maps and sets that glide would hand on typed.
    */
   resp2?: boolean;
+  /** Told of each change of the fence's state (the metrics' fence gauge). */
+  onFence?: ((state: FenceState) => void) | undefined;
+  /** Told of each transport failure (the metrics' availability: a reconnect may follow). */
+  onLost?: (() => void) | undefined;
+  /** Told of each fence read Valkey answered (every 500 ms while fenced): it is reachable. */
+  onReached?: (() => void) | undefined;
 }
 
 type Client = GlideClient | GlideClusterClient;
@@ -312,9 +318,19 @@ export class GlideConnection implements Connection {
   /** Node only, beyond the seam: the glide client and batches under this connection (the gateway's commands). */
   readonly wire: GlideWire;
 
-  constructor(client: Client, cluster: boolean, maxBatch: number, waitFor?: WaitFor, wireVersion = DEFAULT_WIRE_VERSION) {
-    this.fence = new Fence({ expected: wireVersion, read: () => this.readVersion() });
-    this.wire = new GlideWire(client, cluster, maxBatch, waitFor, () => this.fence.invalidate());
+  constructor(
+    client: Client,
+    cluster: boolean,
+    maxBatch: number,
+    waitFor?: WaitFor,
+    wireVersion = DEFAULT_WIRE_VERSION,
+    private readonly events: Pick<GlideOptions, 'onFence' | 'onLost' | 'onReached'> = {},
+  ) {
+    this.fence = new Fence({ expected: wireVersion, read: () => this.readVersion(), onState: events.onFence });
+    this.wire = new GlideWire(client, cluster, maxBatch, waitFor, () => {
+      this.fence.invalidate();
+      events.onLost?.();
+    });
   }
 
   /** The underlying glide client, for commands beyond the seam (admin, tests). */
@@ -345,9 +361,14 @@ export class GlideConnection implements Connection {
   private async readVersion(): Promise<Outcome> {
     if (this.wire.isClosed) throw new ConnectionError('connection is closed');
     try {
-      return outcomeOf(await this.wire.routed(['GET', WIRE_VERSION_KEY], WIRE_VERSION_KEY));
+      const outcome = outcomeOf(await this.wire.routed(['GET', WIRE_VERSION_KEY], WIRE_VERSION_KEY));
+      this.events.onReached?.();
+      return outcome;
     } catch (err) {
-      if (isReplyError(err)) return outcomeOf(err);
+      if (isReplyError(err)) {
+        this.events.onReached?.();
+        return outcomeOf(err);
+      }
       throw this.wire.lost(err);
     }
   }
@@ -366,6 +387,9 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
     wireVersion,
     fence = true,
     resp2 = false,
+    onFence,
+    onLost,
+    onReached,
     ...rest
   } = typeof options === 'string' ? { url: options } : options;
   const endpoint = parseValkeyUrl(url);
@@ -398,7 +422,7 @@ export async function connectGlide(options: GlideOptions | string): Promise<Glid
       ? // topology checked every few seconds, so a failover is noticed quickly (glide's default is 60 s)
         await GlideClusterClient.createClient({ ...common, periodicChecks: { duration_in_sec: 2 } })
       : await GlideClient.createClient({ ...common, databaseId: endpoint.db });
-    connection = new GlideConnection(client, cluster, maxBatch, waitFor.replicas > 0 ? waitFor : undefined, wireVersion);
+    connection = new GlideConnection(client, cluster, maxBatch, waitFor.replicas > 0 ? waitFor : undefined, wireVersion, { onFence, onLost, onReached });
   } catch (err) {
     let why = (err as Error).message.replace(/\s+/g, ' ').trim();
     if (endpoint.password) why = why.replaceAll(endpoint.password, '***');

@@ -6,7 +6,8 @@
 // carries text, so a job whose payload is not valid UTF-8 goes in its own path-style request
 // (in order, between the JSON runs) instead: exact either way, never re-encoded.
 // Replies are asked for in base64 (Upstash-Encoding) and decoded to bytes.
-import type { Arg, Connection, Outcome, Reply, ScriptCommand } from '../connection.js';
+import type { Arg, Connection, Outcome, Reply, RequestScope, ScriptCommand } from '../connection.js';
+import type { Observer } from '../observe.js';
 import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, WireMismatchError } from '../errors.js';
 import { printable } from '../fence.js';
 import { allScripts, type Script } from '../scripts.js';
@@ -110,6 +111,8 @@ function outcomeOf(body: unknown): Outcome {
 export class RestConnection implements Connection {
   private readonly base: string;
   private readonly headers: Record<string, string>;
+  /** One request's own headers (withRequest), never one of `headers`. */
+  private readonly requestHeaders: Record<string, string> = {};
   private readonly timeoutMs: number;
   /** Retries: `retries` of them (default 2), from `backoffMs` (default 50) doubling, jittered, honouring Retry-After up to 2 s. */
   private readonly retry: RetryPolicy;
@@ -119,6 +122,8 @@ export class RestConnection implements Connection {
   /** The SHA-1 of each project script's text, to load a script too long for a request line. */
   private readonly shaOfText = new Map(allScripts.map((s) => [s.text, s.sha1]));
   private readonly fetch: typeof fetch;
+  /** Told of each request sent again (and, through dispatch, of every script call). */
+  readonly observer: Observer | undefined;
 
   constructor({
     url,
@@ -138,6 +143,21 @@ export class RestConnection implements Connection {
     this.shas = new Set(idempotent.map((s) => s.sha1));
     this.texts = new Set(idempotent.map((s) => s.text));
     this.fetch = fetchImpl ?? ((input, init) => fetch(input, init));
+    this.observer = undefined;
+  }
+
+  /**
+   * This connection for one request: the same endpoint and settings, its requests carrying
+   * `headers` too (X-Request-Id, traceparent: one id follows a job to the gateway), and
+   * `observer` told of them. Authorization and the encoding header cannot be replaced.
+   */
+  withRequest({ headers, observer }: RequestScope): RestConnection {
+    const view = Object.create(this) as RestConnection;
+    const mutable = view as unknown as { requestHeaders: Record<string, string>; observer: Observer | undefined };
+    const own = new Set([...Object.keys(this.headers), 'Content-Type'].map((k) => k.toLowerCase()));
+    mutable.requestHeaders = Object.fromEntries(Object.entries(headers ?? {}).filter(([k]) => !own.has(k.toLowerCase())));
+    mutable.observer = observer;
+    return view;
   }
 
   run(command: ScriptCommand): Promise<Outcome> {
@@ -227,13 +247,14 @@ export class RestConnection implements Connection {
       try {
         res = await this.fetch(this.base + path, {
           method: 'POST',
-          headers: { ...this.headers, 'Content-Type': type },
+          headers: { ...this.requestHeaders, ...this.headers, 'Content-Type': type },
           body: body as NonNullable<RequestInit['body']>,
           signal: AbortSignal.timeout(this.timeoutMs),
         });
       } catch (err) {
         const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
         if (last) throw new ConnectionError(`REST ${this.base}: ${why}`, { cause: err });
+        this.observer?.retry?.('transport');
         await backoff(this.retry, attempt);
         continue;
       }
@@ -242,6 +263,7 @@ export class RestConnection implements Connection {
         const text = res.status === 503 ? await res.text().catch(() => '') : undefined;
         if (text !== undefined && wireMismatchOf(jsonOf(text))) return this.parse(res, text);
         if (text === undefined) await res.body?.cancel();
+        this.observer?.retry?.(String(res.status));
         await backoff(this.retry, attempt, res.headers.get('Retry-After'));
         continue;
       }

@@ -10,6 +10,8 @@ export interface ProducerProcess {
   child: ChildProcess;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
+  /** Its stdout after the URL line: its request logs. */
+  stdout(): string;
   /** SIGTERM, and the exit code once it has exited. */
   stop(): Promise<number | null>;
 }
@@ -26,12 +28,16 @@ export async function startProducerProcess(env: Record<string, string>, command 
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  let out = '';
+  let urlLine = '';
   const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
       const m = /^(http:\/\/\S+)\n/.exec(out);
-      if (m) resolve(m[1]!);
+      if (m) {
+        urlLine = m[0];
+        resolve(m[1]!);
+      }
     });
     child.once('exit', (code) => reject(new Error(`emq producer exited with ${code}: ${err}`)));
   });
@@ -39,6 +45,7 @@ export async function startProducerProcess(env: Record<string, string>, command 
     url,
     child,
     stderr: () => err,
+    stdout: () => out.slice(urlLine.length),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;

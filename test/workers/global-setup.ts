@@ -3,7 +3,8 @@
 // provided.d.ts): the real gateway process in front of the run's first Valkey server
 // (`gateway`: its URL and its admin and producer tokens), and a tiny HTTP server on
 // 127.0.0.1 that echoes the request body (and reports what it received as hex in a header,
-// so a test can tell the request arrived intact independently of the response path).
+// so a test can tell the request arrived intact independently of the response path); the
+// same server answers GET /gateway-log with the gateway's request log lines.
 // Also `mismatchedGateway`: another gateway process in front of a private Valkey whose
 // {emq}:version holds a wire version other than ours (fence.test.ts).
 //
@@ -28,7 +29,14 @@ export default async function setup(project: TestProject) {
   // `--project node` leaves the workers project out of the run: nothing to start for it.
   if (!project.vitest.projects.some((p) => p.name === 'workers')) return;
 
+  let gateway: Awaited<ReturnType<typeof startGatewayProcess>> | undefined;
   const server = createServer((req, res) => {
+    if (req.url === '/gateway-log') {
+      // the gateway's request log lines, for a workerd test to find its request id in
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(gateway?.stdout() ?? '');
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -47,9 +55,10 @@ export default async function setup(project: TestProject) {
   });
   const { port } = server.address() as AddressInfo;
   project.provide('echoUrl', `http://127.0.0.1:${port}/echo`);
+  project.provide('gatewayLogUrl', `http://127.0.0.1:${port}/gateway-log`);
 
   const valkey = project.getProvidedContext().servers[0]!;
-  const gateway = await startGatewayProcess(valkey.url);
+  gateway = await startGatewayProcess(valkey.url);
   project.provide('gateway', { url: gateway.url, admin: gateway.admin, producer: gateway.producer });
 
   // a server of its own, since the key would lock every other suite's writes out
@@ -62,8 +71,8 @@ export default async function setup(project: TestProject) {
   return async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    const codes = [await gateway.stop(), await mismatched.stop()];
+    const codes = [await gateway!.stop(), await mismatched.stop()];
     await fenced.stop();
-    if (codes.some((c) => c !== 0)) throw new Error(`a gateway exited with ${codes}: ${gateway.stderr()} ${mismatched.stderr()}`);
+    if (codes.some((c) => c !== 0)) throw new Error(`a gateway exited with ${codes}: ${gateway!.stderr()} ${mismatched.stderr()}`);
   };
 }

@@ -7,6 +7,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** test/workers/global-setup.ts: the byte-echo server on 127.0.0.1. */
     echoUrl: string;
+    /** test/workers/global-setup.ts: GET it for the gateway process's stdout (its request log lines). */
+    gatewayLogUrl: string;
     /** test/workers/global-setup.ts: the real gateway process, with an admin and a producer token. */
     gateway: { url: string; admin: string; producer: string };
     /** test/workers/global-setup.ts: a gateway whose private Valkey's {emq}:version is echomq:2.0.0. */

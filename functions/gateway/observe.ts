@@ -1,0 +1,48 @@
+// What the gateway relays, told to the request's record (and through it to the metrics):
+// each project script's call and reply (its verdict, its queue from its first key), NOSCRIPT
+// replies (each makes a producer send EVAL), and the size of each pipeline or transaction.
+// The gateway does not retry or fall back itself: its producers do.
+import type { Context } from 'hono';
+import type { Arg, Outcome } from '../../shared/connection.js';
+import { errorCode } from '../../shared/observe.js';
+import { allScripts, type Script } from '../../shared/scripts.js';
+import { noteCode, requestOf } from '../http/request-context.js';
+
+const bySha = new Map(allScripts.map((s) => [s.sha1, s]));
+const byText = new Map(allScripts.map((s) => [s.text, s]));
+const text = (a: Arg | undefined) => (typeof a === 'string' ? a : a === undefined ? '' : new TextDecoder().decode(a));
+
+/** The project script an EVALSHA or EVAL names, with its keys; undefined for any other command. */
+function scriptCall(args: readonly Arg[]): { script: Script; keys: string[] } | undefined {
+  const op = text(args[0]).toLowerCase();
+  if (op !== 'evalsha' && op !== 'eval') return undefined;
+  const script = op === 'evalsha' ? bySha.get(text(args[1]).toLowerCase()) : byText.get(text(args[1]));
+  const count = Number(text(args[2]));
+  if (!script || !Number.isSafeInteger(count) || count < 0) return undefined;
+  return { script, keys: args.slice(3, 3 + Math.min(count, 1)).map(text) };
+}
+
+/** The commands a request relayed and their outcomes (one outcome for an aborted transaction). */
+export function noteOutcomes(
+  c: Context,
+  kind: 'single' | 'pipeline' | 'multi_exec',
+  commands: ReadonlyArray<readonly Arg[]>,
+  outcomes: readonly Outcome[] | Outcome,
+): void {
+  const record = requestOf(c);
+  if (!record) return;
+  if (kind !== 'single') record.pipeline(commands.length, kind);
+  if (!Array.isArray(outcomes)) {
+    const one = outcomes as Outcome;
+    if (!one.ok) noteCode(c, errorCode(one.error));
+    return;
+  }
+  outcomes.forEach((outcome, i) => {
+    const call = scriptCall(commands[i]!);
+    if (call) {
+      if (!outcome.ok && errorCode(outcome.error) === 'NOSCRIPT') record.noscript(call.script);
+      record.script(call.script, outcome, call.keys);
+    }
+    if (kind === 'single' && !outcome.ok) noteCode(c, errorCode(outcome.error));
+  });
+}
