@@ -79,7 +79,8 @@ describe('producer Worker in workerd', () => {
     const stored = (await admin('HGET', `emq:{${q}}:job:${body.id}`, 'payload')) as Uint8Array;
     expect([...stored]).toEqual([...payload]);
     expect(text(await admin('HGET', `emq:{${q}}:job:${body.id}`, 'state'))).toBe('pending');
-    expect(Number(await admin('ZSCORE', `emq:{${q}}:pending`, body.id))).toBe(0);
+    // a score is a bulk string (RESP2), base64-encoded like any other
+    expect(Number(text(await admin('ZSCORE', `emq:{${q}}:pending`, body.id)))).toBe(0);
   });
 
   it('Emq-Job-Id: a retry answers 200 duplicate with the same shape, and the first payload stays', async () => {
