@@ -579,8 +579,13 @@ export const gwCaseArb = (cmd: fc.Arbitrary<Cmd>, auth: fc.Arbitrary<GwAuthV>): 
   );
 
 /** A command as the gateway decides it: 400 (not a command), or the policy's verdict. */
-function jsonArgsOk(value: unknown): value is Array<string | number> {
-  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
+function jsonArgsOk(value: unknown): value is Array<string | number | boolean | null> {
+  // a boolean or null goes as its JSON text (true, false, null), as Upstash sends it
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' || v === null)
+  );
 }
 // command and subcommand names: ASCII only, upper-cased as ASCII (never Unicode case mapping)
 const NAME_RULE = /^[A-Za-z][A-Za-z0-9_.|-]{0,63}$/;
@@ -618,7 +623,7 @@ function policy(scope: 'admin' | 'producer', args: Buffer[]): number | undefined
   if (name === 'EVAL') return args[1] !== undefined && allScripts.some((s) => s.text === second && Buffer.from(s.text).equals(args[1]!)) ? undefined : 403;
   return 403;
 }
-const asBuffers = (args: Array<string | number>) => args.map((a) => Buffer.from(String(a), 'utf8'));
+const asBuffers = (args: Array<string | number | boolean | null>) => args.map((a) => Buffer.from(String(a), 'utf8'));
 
 function escapeArg(arg: string, how: GwPathCase['escape']): string {
   if (how === 'component') return encodeURIComponent(arg);

@@ -609,24 +609,28 @@ function planBatch(c: BatchCase): Plan {
   if (body.length > MAX_BATCH) return refuse(413, 'payload_too_large');
   const ref = referenceBatch(body, sent);
   if (!('jobs' in ref)) return { ...refuse(400, 'invalid_batch'), index: ref.index };
-  // in request order: an id the model knows, or an earlier item's, is a duplicate
+  // in request order: an id the model knows, or an earlier item's that landed, is a duplicate
   const seen = new Set<string>();
   const expected = ref.jobs.map((j) => {
     const dup = j.id !== undefined && (model.jobs.has(jk(q, j.id)) || seen.has(j.id));
-    if (j.id !== undefined) seen.add(j.id);
     const scheduled = j.placed.at !== undefined || j.placed.inMs !== undefined;
     const group = j.placed.group ?? laneOf(q);
+    const flat = !scheduled && group === undefined;
+    // the wrong-type queue: a flat job that is no duplicate fails, writing nothing (a later item of its id is no duplicate of it)
+    const fails = q === WT && flat && !dup;
+    if (j.id !== undefined && !fails) seen.add(j.id);
     return {
       ...j,
       group,
-      flat: !scheduled && group === undefined,
+      flat,
+      fails,
       kind: kindOf(j.placed, group),
       verdict: dup ? 'duplicate' : scheduled ? 'scheduled' : 'enqueued',
     };
   });
   // the wrong-type queue: a flat job that is no duplicate fails (409); the lane and schedule
   // items in the same pipeline land, and the problem's results say which
-  if (q === WT && expected.some((e) => e.flat && e.verdict !== 'duplicate')) {
+  if (expected.some((e) => e.fails)) {
     const partial = expected.some((e) => !e.flat && e.verdict !== 'duplicate');
     if (partial) reach('batch 409 wrong-type queue, its lane or schedule items landed and named');
     const refusalCheck = async (ans: Answer) => {
@@ -635,7 +639,7 @@ function planBatch(c: BatchCase): Plan {
       if (!Array.isArray(results) || results.length !== expected.length) return violation(base, ans, `expected ${expected.length} results in the problem`);
       for (const [i, e] of expected.entries()) {
         const r = results[i]!;
-        const failed = e.flat && e.verdict !== 'duplicate';
+        const failed = e.fails;
         const want = failed ? 'code=conflict' : `verdict=${e.verdict}`;
         const got = 'code' in r ? `code=${String(r.code)}` : `verdict=${String(r.verdict)}`;
         if (got !== want || typeof r.id !== 'string' || !ID_RULE.test(r.id) || (e.id !== undefined && r.id !== e.id)) {
