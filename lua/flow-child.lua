@@ -10,29 +10,30 @@
   KEYS[1]  emq:{<cq>}:job:<child>   the child's row (HASH)
   KEYS[2]  emq:{<cq>}:pending       its queue's pending set (ZSET)
   KEYS[3]  where its completion is recorded until the parent counts it, read only: the parent
-           in this queue (ARGV[3] empty): emq:{<cq>}:job:<parent>:processed (HASH); else
+           in this queue (ARGV[3] empty or cq): emq:{<cq>}:job:<parent>:processed (HASH); else
            emq:{<cq>}:flow:outbox (LIST of <parent queue>\0<parent>\0<child>\0<result>)
 
   ARGV[1]  <child>    a branded JOB id (JOB + 11 base62 digits)
   ARGV[2]  <parent>   a branded JOB id, not the child's
-  ARGV[3]  <pqueue>   empty (the parent in this queue) or the parent's queue (1-128 of
-                      A-Za-z0-9._-, not emq, not cq)
+  ARGV[3]  <pqueue>   the parent's queue (1-128 of A-Za-z0-9._-, not emq); cq or empty: the
+                      parent in this queue, read as empty below (REST's path-style requests
+                      cannot carry an empty argument: the host sends cq)
   ARGV[4]  <policy>   fp (its death fails the parent) or id (it counts as done)
   ARGV[5]  <mode>     check or land
   ARGV[6]  <payload>  land only: stored verbatim; the last argument
 
   Replies
     1  check: it would land; land: HSET the row state pending attempts 0 payload <payload>
-       parent <parent> [parent_queue <pqueue> when not empty] parent_policy <policy>; ZADD
+       parent <parent> [parent_queue <pqueue> when another] parent_policy <policy>; ZADD
        pending 0 <child>
-    0  there, or ran: its row exists with this parent and parent_queue (none when ARGV[3] is
-       empty); or KEYS[3] records it (a :processed field, or an outbox entry starting
+    0  there, or ran: its row exists with this parent and parent_queue (none when the
+       parent is in cq); or KEYS[3] records it (a :processed field, or an outbox entry starting
        <pqueue>\0<parent>\0<child>\0). Nothing written
 
   Errors (nothing written; echoes printable ASCII, 200 bytes at most)
     EMQKIND job id must be JOB-namespaced
     EMQLAYOUT ...  not these keys of one queue cq (1-128 of A-Za-z0-9._-, not emq) and these
-                   ids; an id not branded, or the two the same; ARGV[3] not a queue, or cq; the
+                   ids; an id not branded, or the two the same; ARGV[3] not a queue; the
                    policy or mode not above; not 5 arguments (check) or 6 (land)
     EMQCONFLICT job <child> exists and is not a child of <parent> ...   whatever it holds
     WRONGTYPE ...  KEYS[2] or KEYS[3] not its type above
@@ -60,9 +61,10 @@ end
 if not branded(parent) or not is_job(parent) or parent == child then
   return fail('EMQLAYOUT ARGV[2] must be the parent: a branded JOB id, not the child\'s')
 end
-if pqueue ~= '' and (not valid_queue(pqueue) or pqueue == cq) then
-  return fail('EMQLAYOUT ARGV[3] must be empty (the parent in this queue) or the parent\'s queue, another than ' .. shown(cq))
+if pqueue ~= '' and not valid_queue(pqueue) then
+  return fail('EMQLAYOUT ARGV[3] must be the parent\'s queue, or empty')
 end
+if pqueue == cq then pqueue = '' end
 local at = pqueue == '' and base .. 'job:' .. parent .. ':processed' or base .. 'flow:outbox'
 if record ~= at then return fail('EMQLAYOUT KEYS[3] must be ' .. shown(at)) end
 if (policy ~= 'fp' and policy ~= 'id') or not ((mode == 'check' and #ARGV == 5) or (mode == 'land' and #ARGV == 6)) then

@@ -258,7 +258,9 @@ async function crossQueue(s: Sending): Promise<FlowResult> {
     const c = children[i]!;
     const here = c.queue === queue;
     const keys = [jobKey(c.queue, id), pendingKey(c.queue), here ? processedKey(queue, s.parentId) : flowOutboxKey(c.queue)];
-    const args: Arg[] = [id, s.parentId, here ? '' : queue, c.policy, mode];
+    // the parent's queue even when it is the child's (the script reads that as empty): over
+    // REST an empty argument sends the call as JSON, which cannot carry a payload that is not UTF-8
+    const args: Arg[] = [id, s.parentId, queue, c.policy, mode];
     return evalsha(flowChildScript, keys, mode === 'land' ? [...args, c.payload] : args);
   };
   /** The children at `which`, checked or landed as one pipeline, minted ids that collide minted again; an outcome each. */

@@ -1,5 +1,6 @@
 // The model of what the fuzz has written so far: the jobs (and their exact payload bytes),
-// the idempotency markers and the webhook deliveries. The plans (producer-cases.ts,
+// the idempotency markers, the webhook deliveries, and the rows flows wrote (and the flows, to
+// send again). The plans (producer-cases.ts,
 // gateway-cases.ts) predict from it and their checks update it after a 2xx; startParts()
 // empties it, and so does the outage file once Valkey comes back empty.
 import { createHash } from 'node:crypto';
@@ -13,6 +14,11 @@ export interface Place {
   due?: number | undefined;
 }
 
+/** A row a flow wrote: a child (pending, its parent, the parent's queue when another, its policy) or a held parent (its count). */
+export type FlowRow =
+  | { kind: 'child'; payload: Buffer; parent: string; parentQueue: string | undefined; policy: 'fp' | 'id' }
+  | { kind: 'parent'; payload: Buffer; n: number };
+
 export const model = {
   jobs: new Map<string, Buffer>(), // queue id → the payload stored
   places: new Map<string, Place>(), // queue id → where it landed (absent: flat, due now)
@@ -20,10 +26,20 @@ export const model = {
   idem: new Map<string, { id: string; fp: string; group: string | undefined }>(), // who queue key → the job, the payload's digest, its lane
   deliveries: new Map<string, string>(), // source and what dedupes it (a signed id, else the body's digest) → the job it made
   gwIds: [] as string[], // ids the gateway fuzz enqueued (to send again)
+  flowRows: new Map<string, FlowRow>(), // queue id → the row a flow wrote
+  flowDocs: [] as Array<{ seg: string; who: 'all' | 'some'; body: Buffer }>, // flows that landed, as sent (to send again)
   addJob(queue: string, id: string, payload: Buffer, place: Place = {}) {
     if (!this.jobs.has(jk(queue, id))) this.known.push({ queue, id });
     this.jobs.set(jk(queue, id), payload);
     this.places.set(jk(queue, id), place);
+  },
+  addFlowRow(queue: string, id: string, row: FlowRow) {
+    if (!this.exists(queue, id)) this.known.push({ queue, id });
+    this.flowRows.set(jk(queue, id), row);
+  },
+  /** Whether a row of this id is in the queue: a job's or a flow's. */
+  exists(queue: string, id: string): boolean {
+    return this.jobs.has(jk(queue, id)) || this.flowRows.has(jk(queue, id));
   },
   placeOf(queue: string, id: string): Place {
     return this.places.get(jk(queue, id)) ?? {};
@@ -35,5 +51,7 @@ export const model = {
     this.idem.clear();
     this.deliveries.clear();
     this.gwIds = [];
+    this.flowRows.clear();
+    this.flowDocs = [];
   },
 };

@@ -131,8 +131,11 @@ export interface Plan {
   valkey: boolean | undefined;
   /** Whether this answer changes the keyspace: exactly, or 'maybe'. */
   writes: (ans: Ans) => boolean | 'maybe';
-  /** A 2xx against Valkey and the model; updates the model. Throws on any inconsistency. */
-  check?: (ans: Ans) => Promise<void>;
+  /**
+   * A 2xx against Valkey and the model; updates the model. Throws on any inconsistency.
+   * `keysAdded`: how many keys the request added (DBSIZE after less before), when measured.
+   */
+  check?: (ans: Ans, keysAdded?: number) => Promise<void>;
   /** The producer answers problem documents; the gateway {"error"} JSON. */
   service: 'producer' | 'gateway';
 }
@@ -220,7 +223,7 @@ export async function runUp(plan: Plan, base: string, phase: Phase, checkWrites:
   if (allowed && !allowed.includes(ans.status)) violation(plan, ans, `expected ${allowed.join(' or ')}${plan.code ? ` ${plan.code}` : ''}`);
   if (plan.code && ans.status === plan.status && ans.json?.code !== plan.code) violation(plan, ans, `expected the problem code ${plan.code}`);
   if (plan.index !== undefined && ans.status === 400 && ans.json?.index !== plan.index) violation(plan, ans, `expected the refusal to name item ${plan.index}`);
-  if (ans.status < 300 && plan.check) await plan.check(ans);
+  if (ans.status < 300 && plan.check) await plan.check(ans, checkWrites ? after.dbsize - before.dbsize : undefined);
   if (ans.status >= 400 && plan.refusalCheck) await plan.refusalCheck(ans);
   if (!checkWrites) return;
   const changed = !same(before, after);
@@ -247,7 +250,7 @@ export async function runDown(plan: Plan, base: string) {
   }
 }
 
-function isUtf8(b: Uint8Array): boolean {
+export function isUtf8(b: Uint8Array): boolean {
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(b);
     return true;

@@ -600,5 +600,5 @@ export const reach = (what: string) => reached.set(what, (reached.get(what) ?? 0
 export const reachedOf = (what: string) => [...reached].reduce((n, [k, v]) => (k.startsWith(what) ? n + v : n), 0);
 export function printReached() {
   const rows = [...reached.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `  ${k.padEnd(44)} ${String(n).padStart(6)}`);
-  console.log(`fuzz, placement outcomes (a job's landing, a refusal's code):\n${rows.join('\n')}`);
+  console.log(`fuzz, outcomes reached (a landing, a duplicate, a refusal's code):\n${rows.join('\n')}`);
 }

@@ -1,11 +1,20 @@
-// The fuzz of the producer Worker's endpoints (POST jobs, POST batch, GET a job, POST a
-// webhook, anything else), Valkey up; then lanes and the schedule (Emq-Group, Emq-Delay,
-// Emq-Not-Before, a batch item's group, delay, notBefore). Setup and the oracle: ./setup.ts,
+// The fuzz of the producer Worker's endpoints (POST jobs, POST batch, POST flows, GET a job,
+// POST a webhook, anything else), Valkey up; then lanes and the schedule (Emq-Group, Emq-Delay,
+// Emq-Not-Before, a batch item's group, delay, notBefore); then flows (valid, hostile, sent again). Setup and the oracle: ./setup.ts,
 // ./oracle.ts; the placement rules and values: ./placement.ts.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUp, printTallies, statusesOf } from './oracle.js';
-import { PLACEMENT_EXAMPLES, PRODUCER_EXAMPLES, placementArb, planProducer, producerArb, type ProducerCase } from './producer-cases.js';
+import {
+  FLOW_EXAMPLES,
+  PLACEMENT_EXAMPLES,
+  PRODUCER_EXAMPLES,
+  flowsArb,
+  placementArb,
+  planProducer,
+  producerArb,
+  type ProducerCase,
+} from './producer-cases.js';
 import { printReached, reachedOf } from './placement.js';
 import { RUNS, alive, budget, params, producerUrl, startParts, stopParts } from './setup.js';
 
@@ -71,5 +80,45 @@ describe(`fuzz the producer Worker (FUZZ_RUNS=${RUNS})`, () => {
       }
     },
     budget(RUNS * 4),
+  );
+
+  it(
+    'the producer Worker: POST flows in one queue and across queues, valid, hostile and sent again, every key landed checked',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(flowsArb, async (c) => {
+          await runUp(planProducer(c), producerUrl, 'up', true);
+        }),
+        { ...params(RUNS * 3), examples: FLOW_EXAMPLES.map((e) => [e] as [ProducerCase]) },
+      );
+      await alive('after the flows fuzz');
+      // not vacuous: every landing, duplicate and refusal was reached
+      if (RUNS >= 20) {
+        for (const what of [
+          'flows 201 in its queue',
+          'flows 201 in its queue, every id given',
+          'flows 201 in its queue, as JSON',
+          'flows 400 invalid_payload (REST JSON',
+          'flows 201 in its queue, bytes not UTF-8',
+          'flows 201 across queues',
+          'flows 201 across queues, bytes not UTF-8',
+          'flows 201 across queues, a child in its queue not UTF-8',
+          'flows 201 a child onFailure ignore',
+          'flows 200 duplicate in its queue: a held parent',
+          'flows 200 duplicate across queues: the same flow',
+          'flows 200 duplicate across queues: a held parent, another payload',
+          'flows 409 job_exists in its queue',
+          'flows 409 job_exists across queues',
+          'flows 409 conflict',
+          'flows 400 invalid_flow, a child',
+          'flows 400 invalid_flow',
+          'flows 403 forbidden_queue, a child',
+          'flows 413 payload_too_large',
+        ]) {
+          expect(reachedOf(what), `flows: ${what}…`).toBeGreaterThan(0);
+        }
+      }
+    },
+    budget(RUNS * 3),
   );
 });

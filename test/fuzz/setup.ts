@@ -10,8 +10,8 @@
 // the configuration below, the model (model.ts), the oracle (oracle.ts), the arbitraries
 // (arbitraries.ts, producer-cases.ts, gateway-cases.ts).
 //
-// FUZZ_RUNS scales every phase (default 60, about 1,450 cases over the four files; `npm run
-// fuzz` runs 400, about 9,800); FUZZ_SEED replays a run.
+// FUZZ_RUNS scales every phase (default 60, about 1,650 cases over the four files; `npm run
+// fuzz` runs 400, about 11,000); FUZZ_SEED replays a run.
 import { expect } from 'vitest';
 import '../workers/offline-env.js';
 import { startServer, type RunningServer } from '../../scripts/valkey.js';
