@@ -21,6 +21,7 @@ it('bundles every wrangler.toml environment and prints its size, each under 48 K
     // the bundle really is the worker: it has the routes and no Node-only client in it
     const bundle = readFileSync(`${root}dist/worker/${env}/worker.js`, 'utf8');
     expect(bundle).toContain('/v1/queues/:queue/jobs');
+    expect(bundle).toContain('/openapi.json');
     expect(bundle).not.toContain('valkey-glide');
   }
   expect(toml).toMatch(/compatibility_date = "2026-0[1-5]-\d\d"/);

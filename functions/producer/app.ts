@@ -6,6 +6,7 @@
 //   GET  /v1/queues/:queue/jobs/:id   → 200 {id, queue, state, attempts} | 404
 //   POST /v1/webhooks/:source         a signed delivery → 201 | 200 duplicate (see webhooks/)
 //   GET  /healthz, GET /readyz
+//   GET  /openapi.json                the OpenAPI 3.1 document of these routes (openapi.ts)
 // With regions (worker.ts), a queue's routes answer Emq-Region: the region whose Valkey takes its jobs.
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import {
@@ -49,6 +50,7 @@ import { TooLarge, readBody } from '../http/body.js';
 import { forRequest } from '../http/request-context.js';
 import { parseBatch } from './batch.js';
 import { parseFlow } from './flow-body.js';
+import { openApi } from './openapi.js';
 import { isScheduled, placementOf, type Placement } from './placement.js';
 import type { Config } from './config.js';
 import { Problem, problemResponse } from './problem.js';
@@ -161,6 +163,8 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
     }
     return c.json({ status: 'ready' });
   });
+  // no token: it names no queue; under a mount prefix it says so (its servers entry)
+  app.get('/openapi.json', (c) => c.json(openApi(c.req.path.slice(0, -'/openapi.json'.length))));
 
   const bearer = (c: Context): Caller | undefined => {
     const { tokens } = settings();

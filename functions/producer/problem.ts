@@ -31,7 +31,8 @@ export type ProblemCode =
   | 'wire_mismatch'
   | 'internal';
 
-const TITLES: Record<ProblemCode, string> = {
+/** Each code's title; a Record, so the compiler holds its keys to exactly the union above. */
+export const TITLES: Record<ProblemCode, string> = {
   unauthorized: 'Missing or unknown token',
   forbidden_queue: 'This token may not use this queue',
   invalid_queue: 'Invalid queue name',
@@ -58,6 +59,9 @@ const TITLES: Record<ProblemCode, string> = {
   wire_mismatch: 'Valkey speaks another EchoMQ wire version',
   internal: 'Internal error',
 };
+
+/** Every problem code, at run time (the OpenAPI document lists them; its test checks it does). */
+export const PROBLEM_CODES = Object.keys(TITLES) as ProblemCode[];
 
 export class Problem extends Error {
   constructor(

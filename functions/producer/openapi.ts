@@ -1,0 +1,228 @@
+// The producer's OpenAPI 3.1 document, served at GET /openapi.json. It is built on first
+// request from the tables below and the codes, states and limits the code itself uses, so the
+// Worker bundle carries tables, not the document (its gzip budget: test/build.test.ts); the
+// prose is in docs/api.md. test/openapi.test.ts holds it to the app (its routes, the headers
+// each route reads, every problem code); test/openapi-responses.test.ts, real answers to it.
+import { FLOW_MAX_CHILDREN, QUEUE_MAX_LENGTH } from '../../shared/index.js';
+import { JOB_STATES } from '../../shared/job-state.js';
+import { PROBLEM_CODES, TITLES, type ProblemCode } from './problem.js';
+
+type Json = Record<string, unknown>;
+
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const schema = (name: string) => ref('schemas', name);
+const str = { type: 'string' };
+const array = (items: Json, maxItems?: number): Json => ({ type: 'array', items, ...(maxItems !== undefined && { minItems: 1, maxItems }) });
+/** A closed object: every property listed, each required unless `optional`. */
+const obj = (properties: Json, optional = false): Json => ({
+  type: 'object',
+  properties,
+  ...(!optional && { required: Object.keys(properties) }),
+  additionalProperties: false,
+});
+/** A job as JSON carries it: exactly one of its payload as UTF-8 text or as base64. */
+const payloaded = (properties: Json): Json => ({
+  ...obj({ payload: str, payloadBase64: { type: 'string', contentEncoding: 'base64' }, id: schema('Id'), ...properties }, true),
+  oneOf: [{ required: ['payload'] }, { required: ['payloadBase64'] }],
+});
+const verdicts = (name: string, ...verdict: string[]) => ({ ...schema(name), properties: { verdict: { enum: verdict } } });
+
+/** The status each code is answered with (internal: 500 from the producer, 502 for an error reply of Valkey's). */
+const STATUS: Record<number, ProblemCode[]> = {
+  400: [
+    'invalid_queue',
+    'invalid_id',
+    'invalid_payload',
+    'invalid_batch',
+    'invalid_flow',
+    'invalid_delivery',
+    'invalid_idempotency_key',
+    'invalid_delay',
+    'invalid_not_before',
+    'invalid_group',
+  ],
+  401: ['unauthorized', 'invalid_signature', 'stale_timestamp'],
+  403: ['forbidden_queue'],
+  404: ['not_found'],
+  405: ['not_allowed'],
+  409: ['conflict', 'job_exists'],
+  413: ['payload_too_large'],
+  422: ['idempotency_conflict'],
+  500: ['misconfigured', 'internal'],
+  502: ['upstream_auth', 'internal'],
+  503: ['unavailable', 'wire_mismatch'],
+};
+
+/** What any request that reaches Valkey may meet, and a /v1/queues request too. */
+const VALKEY: ProblemCode[] = ['misconfigured', 'internal', 'upstream_auth', 'unavailable', 'wire_mismatch'];
+const QUEUE: ProblemCode[] = ['unauthorized', 'forbidden_queue', 'invalid_queue', ...VALKEY];
+const JOBS: ProblemCode[] = [...QUEUE, 'invalid_id', 'invalid_payload', 'payload_too_large', 'conflict'];
+
+interface Route {
+  summary: string;
+  /** Success answers: status → the JSON body's schema. */
+  ok: Record<number, Json>;
+  fails?: ProblemCode[];
+  /** The header parameters it reads (HEADERS). */
+  reads?: string[];
+  /** The request body: media type → schema. */
+  body?: Record<string, Json>;
+  /** A /v1/queues route: behind the bearer token. */
+  queue?: true;
+  /** Its success answers carry Location. */
+  located?: true;
+}
+
+const ROUTES: Record<string, Record<string, Route>> = {
+  '/healthz': { get: { summary: 'The process', ok: { 200: obj({ status: { const: 'ok' } }) } } },
+  '/readyz': { get: { summary: 'The whole Valkey path', ok: { 200: obj({ status: { const: 'ready' } }) }, fails: VALKEY } },
+  '/openapi.json': { get: { summary: 'This document', ok: { 200: { type: 'object', required: ['openapi', 'paths'] } } } },
+  '/v1/queues/{queue}/jobs': {
+    post: {
+      summary: 'One job: the body is its payload, byte for byte',
+      queue: true,
+      located: true,
+      reads: ['Emq-Job-Id', 'Idempotency-Key', 'Emq-Group', 'Emq-Delay', 'Emq-Not-Before'],
+      body: { '*/*': {} },
+      ok: { 201: verdicts('Enqueued', 'enqueued', 'scheduled'), 200: verdicts('Enqueued', 'duplicate') },
+      fails: [...JOBS, 'invalid_idempotency_key', 'invalid_delay', 'invalid_not_before', 'invalid_group', 'idempotency_conflict'],
+    },
+  },
+  '/v1/queues/{queue}/batch': {
+    post: {
+      summary: 'Up to 1,000 jobs: a result per item, in order',
+      queue: true,
+      body: { 'application/json': array(schema('BatchItem'), 1000) },
+      ok: { 200: schema('BatchResult') },
+      fails: [...JOBS, 'invalid_batch'],
+    },
+  },
+  '/v1/queues/{queue}/flows': {
+    post: {
+      summary: 'A parent job that runs once its children have completed',
+      queue: true,
+      located: true,
+      body: { 'application/json': schema('Flow') },
+      ok: { 201: verdicts('FlowResult', 'enqueued'), 200: verdicts('FlowResult', 'duplicate') },
+      fails: [...JOBS, 'invalid_flow', 'job_exists'],
+    },
+  },
+  '/v1/queues/{queue}/jobs/{id}': {
+    get: { summary: "A job's state and attempts", queue: true, ok: { 200: schema('JobStatus') }, fails: [...QUEUE, 'invalid_id', 'not_found'] },
+  },
+  '/v1/webhooks/{source}': {
+    post: {
+      summary: 'A delivery signed as its source (EMQ_SOURCES) says; no bearer token',
+      body: { '*/*': {} },
+      ok: { 201: verdicts('Enqueued', 'enqueued', 'scheduled'), 200: verdicts('Enqueued', 'duplicate') },
+      fails: ['invalid_signature', 'stale_timestamp', 'invalid_delivery', 'payload_too_large', 'conflict', ...VALKEY],
+    },
+  },
+};
+
+/** Request headers the routes read: name → [description, schema]. */
+const HEADERS: Record<string, [string, Json?]> = {
+  'Emq-Job-Id': ['Absent: minted', schema('Id')],
+  'Idempotency-Key': ['1-255 printable ASCII characters'],
+  'Emq-Group': ['The lane', schema('Group')],
+  'Emq-Delay': ['<n>ms, s, m, h or d'],
+  'Emq-Not-Before': ['RFC 3339, or Unix ms'],
+};
+
+function operation(path: string, { summary, ok, fails = [], reads = [], body, queue, located }: Route): Json {
+  // every route that names a queue answers which region takes its jobs, once it knows
+  const region = queue || path.startsWith('/v1/webhooks');
+  const headers = (status: number) => ({
+    ...(located && status < 300 && { Location: ref('headers', 'Location') }),
+    ...(region && { 'Emq-Region': ref('headers', 'Emq-Region') }),
+    ...(status === 401 && { 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') }),
+    ...(status === 503 && { 'Retry-After': ref('headers', 'Retry-After') }),
+  });
+  const answer = (status: number, description: string, type: string, schema: Json) => ({
+    description,
+    headers: headers(status),
+    content: { [type]: { schema } },
+  });
+  const responses: Json = {};
+  for (const [status, body] of Object.entries(ok)) responses[status] = answer(Number(status), status === '201' ? 'Created' : 'OK', 'application/json', body);
+  for (const [status, codes] of Object.entries(STATUS)) {
+    const here = codes.filter((c) => fails.includes(c));
+    const problem = { ...schema('Problem'), properties: { code: { enum: here }, status: { const: Number(status) } } };
+    if (here.length > 0) responses[status] = answer(Number(status), here.join(', '), 'application/problem+json', problem);
+  }
+  return {
+    summary,
+    ...(queue && { security: [{ bearer: [] }] }),
+    parameters: [...[...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!), ...reads].map((name) => ref('parameters', name)),
+    ...(body && { requestBody: { required: true, content: Object.fromEntries(Object.entries(body).map(([type, schema]) => [type, { schema }])) } }),
+    responses,
+  };
+}
+
+function build(): Json {
+  const id = schema('Id');
+  const queue = schema('Queue');
+  const inPath = (name: string, schema: Json) => ({ name, in: 'path', required: true, schema });
+  const childIds = array(obj({ queue, id }));
+  const map = <T>(o: Record<string, T>, f: (name: string, value: T) => unknown) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(k, v)]));
+  return {
+    openapi: '3.1.1',
+    info: { title: 'EchoMQ edge producer', version: '1', description: 'Another method on /v1/* answers 405 not_allowed; another path, 404 not_found.' },
+    paths: map(ROUTES, (path, methods) => map(methods, (_, route) => operation(path, route))),
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'EMQ_TOKENS' } },
+      parameters: {
+        queue: inPath('queue', queue),
+        id: inPath('id', id),
+        source: inPath('source', str),
+        ...map(HEADERS, (name, [description, schema = str]) => ({ name, in: 'header', description, schema })),
+      },
+      headers: {
+        Location: { description: 'The job (a flow: its parent)', required: true, schema: str },
+        'Emq-Region': { description: "The region whose Valkey takes the queue's jobs", schema: str },
+        'Retry-After': { description: 'Seconds', schema: { type: 'integer' } },
+        'WWW-Authenticate': { schema: str },
+      },
+      schemas: {
+        Id: { type: 'string', pattern: '^JOB[0-9A-Za-z]{11}$' },
+        Group: { type: 'string', pattern: '^[A-Z]{3}[0-9A-Za-z]{11}$' },
+        Queue: { type: 'string', pattern: '^[A-Za-z0-9._-]+$', maxLength: QUEUE_MAX_LENGTH },
+        Verdict: { enum: ['enqueued', 'scheduled', 'duplicate'] },
+        Enqueued: obj({ id, queue, verdict: schema('Verdict') }),
+        BatchItem: payloaded({ group: schema('Group'), delay: str, notBefore: { type: ['string', 'integer'] } }),
+        BatchResult: obj({ queue, results: array(obj({ id, verdict: schema('Verdict') })) }),
+        FlowJob: payloaded({}),
+        FlowChild: payloaded({ queue, onFailure: { enum: ['fail-parent', 'ignore'] } }),
+        Flow: obj({ parent: schema('FlowJob'), children: array(schema('FlowChild'), FLOW_MAX_CHILDREN) }),
+        FlowResult: obj({ queue, parent: obj({ id }), children: childIds, verdict: { enum: ['enqueued', 'duplicate'] } }),
+        JobStatus: obj({ id, queue, state: { enum: JOB_STATES }, attempts: { type: 'integer', minimum: 0 } }),
+        ProblemCode: { oneOf: PROBLEM_CODES.map((code) => ({ const: code, title: TITLES[code] })) },
+        Problem: {
+          ...obj({
+            type: { type: 'string', pattern: '^urn:emq:problem:[a-z_]+$' },
+            code: schema('ProblemCode'),
+            title: str,
+            status: { type: 'integer' },
+            detail: str,
+            // extras: the batch item or flow child at fault; wire_mismatch's two versions; each
+            // item of a batch Valkey refused in part; the ids to send a flow cut off again with
+            index: { type: 'integer', minimum: 0 },
+            expected: str,
+            found: str,
+            results: array({ oneOf: [obj({ id, verdict: schema('Verdict') }), obj({ id, code: schema('ProblemCode') })] }),
+            flow: obj({ parent: obj({ id }), children: childIds }),
+          }),
+          required: ['type', 'code', 'title', 'status', 'detail'],
+        },
+      },
+    },
+  };
+}
+
+let built: Json | undefined;
+
+/** The document; `prefix`: the path the app is mounted at, if any (its servers entry). */
+export function openApi(prefix = ''): Json {
+  built ??= build();
+  return prefix ? { ...built, servers: [{ url: prefix }] } : built;
+}

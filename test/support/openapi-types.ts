@@ -1,0 +1,103 @@
+// Generated from the producer's OpenAPI document (functions/producer/openapi.ts) by
+// `npm run openapi-types`: do not edit. test/openapi.test.ts fails when it is not current.
+
+export type Id = string;
+
+export type Group = string;
+
+export type Queue = string;
+
+export type Verdict = 'enqueued' | 'scheduled' | 'duplicate';
+
+export interface Enqueued {
+  id: Id;
+  queue: Queue;
+  verdict: Verdict;
+}
+
+export interface BatchItem {
+  payload?: string;
+  payloadBase64?: string;
+  id?: Id;
+  group?: Group;
+  delay?: string;
+  notBefore?: string | number;
+}
+
+export interface BatchResult {
+  queue: Queue;
+  results: Array<{ id: Id; verdict: Verdict }>;
+}
+
+export interface FlowJob {
+  payload?: string;
+  payloadBase64?: string;
+  id?: Id;
+}
+
+export interface FlowChild {
+  payload?: string;
+  payloadBase64?: string;
+  id?: Id;
+  queue?: Queue;
+  onFailure?: 'fail-parent' | 'ignore';
+}
+
+export interface Flow {
+  parent: FlowJob;
+  children: Array<FlowChild>;
+}
+
+export interface FlowResult {
+  queue: Queue;
+  parent: { id: Id };
+  children: Array<{ queue: Queue; id: Id }>;
+  verdict: 'enqueued' | 'duplicate';
+}
+
+export interface JobStatus {
+  id: Id;
+  queue: Queue;
+  state: 'pending' | 'active' | 'scheduled' | 'dead' | 'awaiting_children';
+  attempts: number;
+}
+
+export type ProblemCode =
+  | 'unauthorized'
+  | 'forbidden_queue'
+  | 'invalid_queue'
+  | 'invalid_id'
+  | 'invalid_payload'
+  | 'invalid_batch'
+  | 'invalid_flow'
+  | 'job_exists'
+  | 'payload_too_large'
+  | 'not_found'
+  | 'not_allowed'
+  | 'conflict'
+  | 'unavailable'
+  | 'upstream_auth'
+  | 'misconfigured'
+  | 'invalid_signature'
+  | 'stale_timestamp'
+  | 'invalid_delivery'
+  | 'invalid_idempotency_key'
+  | 'invalid_delay'
+  | 'invalid_not_before'
+  | 'invalid_group'
+  | 'idempotency_conflict'
+  | 'wire_mismatch'
+  | 'internal';
+
+export interface Problem {
+  type: string;
+  code: ProblemCode;
+  title: string;
+  status: number;
+  detail: string;
+  index?: number;
+  expected?: string;
+  found?: string;
+  results?: Array<{ id: Id; verdict: Verdict } | { id: Id; code: ProblemCode }>;
+  flow?: { parent: { id: Id }; children: Array<{ queue: Queue; id: Id }> };
+}
