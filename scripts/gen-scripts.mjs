@@ -4,9 +4,10 @@
 //
 // A script may include a library from lua/lib/ with a line of its own: `--#include lib/wire.lua`.
 // The sent text is the script with that line kept and the library's code (the file after its
-// opening --[[ ]] header) inlined after it, closed by `--#end lib/wire.lua`: self-contained,
-// and the SHA-1 is over that expanded text, so `sha1sum lua/<name>.lua` is not the SHA-1 of a
-// script that includes anything. Refused: an include of a file not in lua/lib/, one library
+// opening --[[ ]] header) inlined after it, closed by `--#end lib/wire.lua`: self-contained.
+// A script's own opening --[[ ]] header, its contract, stays in the repository: the sent text
+// has one line naming the file in its place. The SHA-1 is over the sent text, so
+// `sha1sum lua/<name>.lua` is not a script's SHA-1: use --print or --sha1 below. Refused: an include of a file not in lua/lib/, one library
 // included twice, an include inside a library (nested), any other line starting with --#, a
 // library without its header, and any byte outside printable ASCII (tabs and LF allowed) in a
 // script or a library, so that the text is its bytes.
@@ -61,10 +62,19 @@ function library(path) {
   return code.endsWith('\n') ? code : `${code}\n`;
 }
 
-/** The text sent for lua/<file>: each include line followed by the library's code and its end line. */
+/**
+ * The text sent for lua/<file>: its opening --[[ ]] header (the contract, read in the repository)
+ * left out for one line naming the file, and each include line followed by the library's code
+ * and its end line. The header is most of each file: leaving it out keeps the EVAL fallback's
+ * text (a URL path over REST) and the Worker bundle small.
+ */
 function expand(file) {
   const included = new Set();
-  return ascii(file).replace(/^--#.*$/gm, (line) => {
+  const source = ascii(file);
+  const header = /^--\[\[\n[\s\S]*?\n\]\]\n/.exec(source);
+  if (!header) fail(`lua/${file} must open with a --[[ ]] header: its contract (KEYS, ARGV, replies, errors, order)`);
+  const body = `-- lua/${file}: its contract is that file's opening comment\n${source.slice(header[0].length)}`;
+  return body.replace(/^--#.*$/gm, (line) => {
     const path = /^--#include (lib\/[a-z0-9-]+\.lua)$/.exec(line)?.[1];
     if (!path || !libraries.has(path))
       fail(`lua/${file}: ${JSON.stringify(line)}: a --# line must be --#include of a file in lua/lib/ (${[...libraries].join(', ') || 'none'})`);

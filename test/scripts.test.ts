@@ -1,4 +1,5 @@
-// The runtime copy of each script is the .lua file's text with its includes expanded (each
+// The runtime copy of each script is the .lua file's text with its opening header (its
+// contract) replaced by one line naming the file, and its includes expanded (each
 // `--#include lib/<x>.lua` line followed by that library's code, after its header, and
 // `--#end lib/<x>.lua`), and the SHA-1 of that text.
 import { execFileSync } from 'node:child_process';
@@ -21,7 +22,9 @@ let sha1s: string | undefined;
 describe('shared/scripts.ts', () => {
   it.each(scripts.allScripts.map((s) => [s.name, s] as const))("holds lua/%s.lua with its includes expanded, and that text's SHA-1", (name, script) => {
     const source = readFileSync(join(luaDir, `${name}.lua`), 'utf8');
-    const expanded = source.replace(/^--#include (lib\/[a-z0-9-]+\.lua)$/gm, (line, lib: string) => `${line}\n${code(lib)}--#end ${lib}`);
+    const expanded = source
+      .replace(/^--\[\[\n[\s\S]*?\n\]\]\n/, `-- lua/${name}.lua: its contract is that file's opening comment\n`)
+      .replace(/^--#include (lib\/[a-z0-9-]+\.lua)$/gm, (line, lib: string) => `${line}\n${code(lib)}--#end ${lib}`);
     expect(script.text).toBe(expanded);
     expect(script.text).toMatch(/^[\x09\x0a\x20-\x7e]*$/);
     expect(script.sha1).toBe(createHash('sha1').update(script.text, 'utf8').digest('hex'));
@@ -39,9 +42,11 @@ describe('shared/scripts.ts', () => {
     execFileSync('node', ['scripts/gen-scripts.mjs', '--check'], { cwd: root });
   });
 
-  it('each script opens with a header naming KEYS, ARGV and its replies', () => {
+  it('each script file opens with a header naming KEYS, ARGV and its replies', () => {
     for (const s of scripts.allScripts) {
-      const header = s.text.slice(0, s.text.indexOf(']]'));
+      const source = readFileSync(join(luaDir, `${s.name}.lua`), 'utf8');
+      expect(source.startsWith('--[[\n')).toBe(true);
+      const header = source.slice(0, source.indexOf('\n]]'));
       expect(header).toMatch(/KEYS\[1\]/);
       expect(header).toMatch(/ARGV\[1\]/);
       expect(header).toMatch(/Replies/);
@@ -67,6 +72,7 @@ describe('scripts/gen-scripts.mjs refuses', () => {
     for (const t of trees) rmSync(t, { recursive: true, force: true });
   });
   const LIB = '--[[\n  lib/a.lua: a test library.\n]]\n\nlocal function a() return 1 end\n';
+  const HEAD = '--[[\n  @s: a test script.\n]]\n';
   const run = (files: Record<string, string>): { ok: boolean; out: string; written?: string } => {
     const tree = mkdtempSync(join(tmpdir(), 'gen-scripts-'));
     trees.push(tree);
@@ -82,29 +88,42 @@ describe('scripts/gen-scripts.mjs refuses', () => {
   };
 
   it('nothing in a tree it accepts, and expands an include there', () => {
-    const r = run({ 'lib/a.lua': LIB, 's.lua': '-- s\n--#include lib/a.lua\nreturn a()\n' });
+    const r = run({ 'lib/a.lua': LIB, 's.lua': `${HEAD}-- s\n--#include lib/a.lua\nreturn a()\n` });
     expect(r.ok).toBe(true);
-    expect(r.written).toContain(JSON.stringify('-- s\n--#include lib/a.lua\nlocal function a() return 1 end\n--#end lib/a.lua\nreturn a()\n'));
+    expect(r.written).toContain(
+      JSON.stringify(
+        "-- lua/s.lua: its contract is that file's opening comment\n-- s\n--#include lib/a.lua\nlocal function a() return 1 end\n--#end lib/a.lua\nreturn a()\n",
+      ),
+    );
   });
 
   it.each([
-    ['an include of a file not in lua/lib/', { 'lib/a.lua': LIB, 's.lua': '--#include lib/b.lua\n' }, /must be --#include of a file in lua\/lib\//],
-    ['an include outside lua/lib/', { 'lib/a.lua': LIB, 's.lua': '--#include ../lib/a.lua\n' }, /must be --#include of a file in lua\/lib\//],
-    ['another --# line', { 'lib/a.lua': LIB, 's.lua': '--#include lib/a.lua\n--#end lib/a.lua\n' }, /must be --#include of a file in lua\/lib\//],
-    ['an include with trailing text', { 'lib/a.lua': LIB, 's.lua': '--#include lib/a.lua -- the helpers\n' }, /must be --#include of a file in lua\/lib\//],
-    ['a library included twice', { 'lib/a.lua': LIB, 's.lua': '--#include lib/a.lua\n--#include lib/a.lua\n' }, /twice/],
+    ['an include of a file not in lua/lib/', { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include lib/b.lua\n' }, /must be --#include of a file in lua\/lib\//],
+    ['an include outside lua/lib/', { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include ../lib/a.lua\n' }, /must be --#include of a file in lua\/lib\//],
+    ['another --# line', { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include lib/a.lua\n--#end lib/a.lua\n' }, /must be --#include of a file in lua\/lib\//],
+    [
+      'an include with trailing text',
+      { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include lib/a.lua -- the helpers\n' },
+      /must be --#include of a file in lua\/lib\//,
+    ],
+    ['a library included twice', { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include lib/a.lua\n--#include lib/a.lua\n' }, /twice/],
     [
       'a nested include',
-      { 'lib/a.lua': LIB, 'lib/b.lua': `${LIB.replace('lib/a.lua', 'lib/b.lua')}--#include lib/a.lua\n`, 's.lua': '--#include lib/b.lua\n' },
+      { 'lib/a.lua': LIB, 'lib/b.lua': `${LIB.replace('lib/a.lua', 'lib/b.lua')}--#include lib/a.lua\n`, 's.lua': HEAD + '--#include lib/b.lua\n' },
       /no nested includes/,
     ],
     [
       'a library without its header',
-      { 'lib/a.lua': 'local function a() return 1 end\n', 's.lua': '--#include lib/a.lua\n' },
+      { 'lib/a.lua': 'local function a() return 1 end\n', 's.lua': HEAD + '--#include lib/a.lua\n' },
       /must open with a --\[\[ \]\] header/,
     ],
-    ['a script that is not printable ASCII', { 's.lua': "return 'caf\u00e9'\n" }, /lua\/s\.lua must be printable ASCII/],
-    ['a library that is not printable ASCII', { 'lib/a.lua': `${LIB}-- \r\n`, 's.lua': '--#include lib/a.lua\n' }, /lua\/lib\/a\.lua must be printable ASCII/],
+    ['a script without its header', { 's.lua': 'return 1\n' }, /lua\/s\.lua must open with a --\[\[ \]\] header: its contract/],
+    ['a script that is not printable ASCII', { 's.lua': `${HEAD}return 'caf\u00e9'\n` }, /lua\/s\.lua must be printable ASCII/],
+    [
+      'a library that is not printable ASCII',
+      { 'lib/a.lua': `${LIB}-- \r\n`, 's.lua': HEAD + '--#include lib/a.lua\n' },
+      /lua\/lib\/a\.lua must be printable ASCII/,
+    ],
   ] as const)('%s', (_, files, message) => {
     const r = run(files);
     expect(r.ok).toBe(false);

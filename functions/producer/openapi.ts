@@ -127,12 +127,18 @@ const HEADERS: Record<string, [string, Json?]> = {
   'Emq-Group': ['The lane', schema('Group')],
   'Emq-Delay': ['<n>ms, s, m, h or d'],
   'Emq-Not-Before': ['RFC 3339, or Unix ms'],
+  'X-Request-Id': ['Kept when 1-128 printable ASCII, no space; else one is minted. Echoed, and sent on to the gateway'],
+  traceparent: ['W3C Trace Context; passed on when valid'],
 };
+
+/** Read by every route (the request-context middleware, first in the Worker and emq producer). */
+const EVERY_ROUTE_READS = ['X-Request-Id', 'traceparent'];
 
 function operation(path: string, { summary, ok, fails = [], reads = [], body, queue, located }: Route): Json {
   // every route that names a queue answers which region takes its jobs, once it knows
   const region = queue || path.startsWith('/v1/webhooks');
   const headers = (status: number) => ({
+    'X-Request-Id': ref('headers', 'X-Request-Id'),
     ...(located && status < 300 && { Location: ref('headers', 'Location') }),
     ...(region && { 'Emq-Region': ref('headers', 'Emq-Region') }),
     ...(status === 401 && { 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') }),
@@ -153,7 +159,7 @@ function operation(path: string, { summary, ok, fails = [], reads = [], body, qu
   return {
     summary,
     ...(queue && { security: [{ bearer: [] }] }),
-    parameters: [...[...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!), ...reads].map((name) => ref('parameters', name)),
+    parameters: [...[...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!), ...reads, ...EVERY_ROUTE_READS].map((name) => ref('parameters', name)),
     ...(body && { requestBody: { required: true, content: Object.fromEntries(Object.entries(body).map(([type, schema]) => [type, { schema }])) } }),
     responses,
   };
@@ -178,6 +184,7 @@ function build(): Json {
         ...map(HEADERS, (name, [description, schema = str]) => ({ name, in: 'header', description, schema })),
       },
       headers: {
+        'X-Request-Id': { description: "The request's id: the caller's own when sane, else minted", required: true, schema: str },
         Location: { description: 'The job (a flow: its parent)', required: true, schema: str },
         'Emq-Region': { description: "The region whose Valkey takes the queue's jobs", schema: str },
         'Retry-After': { description: 'Seconds', schema: { type: 'integer' } },
