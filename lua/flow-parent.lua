@@ -18,8 +18,11 @@
     1           held: HSET the row state awaiting_children attempts 0 payload <payload>;
                 SET dependencies <n>
     {2, id...}  held already by an earlier send: the row a hash in state awaiting_children
-                with this payload, dependencies a whole number 1 to n (it only counts down);
-                the ids: the fields of :processed. Nothing written
+                with this payload, dependencies a whole number 1 to n (it only counts down)
+                and, with the fields of :processed, adding up to n (the library's complete
+                and pump DECR it as they record a child there); the ids: those fields.
+                Nothing written. (The caller answers duplicate unless each id is among the
+                flow's children.)
     0           duplicate: the row, dependencies or processed key exists otherwise (another
                 job, a parent released or finished, another flow); nothing written
 
@@ -30,7 +33,8 @@
     WRONGTYPE ...  (held already) KEYS[3] not a hash
 
   Order: kind, layout, the keys' existence; none: HSET, SET, reply 1; else the row's type,
-  state and payload, the count, KEYS[3]'s type, reply {2, ...} or 0.
+  state and payload, the count, KEYS[3]'s type, the count with the processed fields, reply
+  {2, ...} or 0.
 ]]
 
 --#include lib/wire.lua
@@ -68,5 +72,7 @@ if not whole(left, 1, tonumber(n)) then return 0 end
 local t = typeof(processed)
 if t ~= 'none' and t ~= 'hash' then return wrong(processed, t, 'hash') end
 local reply = redis.call('HKEYS', processed)
+-- the library counts a child down and records it in one step: a flow of another size is another flow's
+if tonumber(left) + #reply ~= tonumber(n) then return 0 end
 table.insert(reply, 1, 2)
 return reply

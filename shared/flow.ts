@@ -320,6 +320,8 @@ async function crossQueue(s: Sending): Promise<FlowResult> {
     }
     if (!earlier || s.minted.some(Boolean)) return s.result('duplicate');
     completed = new Set((v as unknown[]).slice(1).map((id) => replyText(id) ?? ''));
+    // a child the parent counted that this flow does not name: another flow's parent
+    if ([...completed].some((id) => !s.ids.includes(id))) return s.result('duplicate');
     break;
   }
 

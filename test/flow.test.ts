@@ -377,6 +377,42 @@ describe.each(targets())('flows: $name', (target) => {
       expect(await snapshot(admin, q3, c1, c2)).toEqual(before3);
     });
 
+    it('another flow naming a held parent with its payload: duplicate, nothing written, when it has another number of children or omits a child the parent counted done', async () => {
+      const [q, c1, c2] = ['flowp', 'flowc', 'flowc'].map((l) => freshQueue(l)) as [string, string, string];
+      const flow = spread(q, c1, c2);
+      // held, one child landed, then cut off
+      const cut: Connection = {
+        run: (c) => conn.run(c),
+        async pipeline(calls: readonly ScriptCommand[]): Promise<Outcome[]> {
+          if (!calls.some((c) => c.args[4] === 'land')) return conn.pipeline(calls);
+          await conn.pipeline(calls.slice(0, 1));
+          throw new ConnectionError('the link dropped');
+        },
+        close: async () => {},
+      };
+      await addFlow(cut, q, flow).catch(() => undefined);
+      const fresh = (n: number) => Array.from({ length: n }, (_, i) => ({ id: mintId(), payload: `other ${i}`, queue: i % 2 ? c2 : c1 }));
+      let before = await snapshot(admin, q, c1, c2);
+      // one child fewer, one more: another flow
+      for (const n of [flow.children.length - 1, flow.children.length + 1]) {
+        expect((await addFlow(conn, q, { parent: flow.parent, children: fresh(n) })).verdict).toBe('duplicate');
+        expect(await snapshot(admin, q, c1, c2)).toEqual(before);
+      }
+      // the landed child completes (the library's complete: DECR, recorded in :processed); a flow
+      // of as many children that does not name it is another flow's
+      const done = flow.children[0]!;
+      await admin.call('DEL', `emq:{${c1}}:job:${done.id}`);
+      await admin.call('ZREM', `emq:{${c1}}:pending`, done.id!);
+      await admin.call('DECR', dependenciesKey(q, flow.parent.id!));
+      await admin.call('HSET', processedKey(q, flow.parent.id!), done.id!, 'ok');
+      before = await snapshot(admin, q, c1, c2);
+      expect((await addFlow(conn, q, { parent: flow.parent, children: fresh(flow.children.length) })).verdict).toBe('duplicate');
+      expect(await snapshot(admin, q, c1, c2)).toEqual(before);
+      // the same flow again: the rest land, the done one does not
+      expect((await addFlow(conn, q, flow)).verdict).toBe('enqueued');
+      expect(await admin.footprint(c1)).not.toHaveProperty(`emq:{${c1}}:job:${done.id}`);
+    });
+
     it('a child id held by another job (another parent, none, not a hash): ConflictError naming the child, nothing written, the parent not held', async () => {
       const [q, c1, c2] = ['flowp', 'flowc', 'flowc'].map((l) => freshQueue(l)) as [string, string, string];
       const [x, y, z] = ids(3);
