@@ -64,7 +64,8 @@ export const groupRule = (text: string) => /^[A-Z]{3}[0-9A-Za-z]{11}$/.test(text
 /** A queue's default lane (EMQ_QUEUE_GROUPS): its exact entry, else its longest matching prefix. */
 export function laneOf(queue: string): string | undefined {
   const table = QUEUE_GROUPS as Record<string, string>;
-  if (table[queue] !== undefined && !queue.endsWith('*')) return table[queue];
+  // own entries only: a queue named constructor or __proto__ is no pattern
+  if (Object.hasOwn(table, queue) && !queue.endsWith('*')) return table[queue];
   let best: [number, string] | undefined;
   for (const [pattern, group] of Object.entries(table)) {
     if (!pattern.endsWith('*')) continue;
