@@ -8,15 +8,21 @@
 //   cluster        7, 8: 5 and 6 against a private Valkey Cluster (3 primaries), the same
 //                  64 queues spread over its slots; ratio cluster / single node
 //   REST           9 enqueue() over connectRest → the gateway (`emq gateway`) → Valkey
-//   HTTP           64 keep-alive connections, POST /v1/queues/bench/jobs, ~100-byte JSON:
-//                  10 the producer Worker bundle under bare `workerd serve` → gateway → Valkey
-//                  11 no-op Hono Worker (workerd)   12 1-fetch Worker (workerd) → no-op upstream
-//                  13 no-op Hono on Node            14 Hono on Node + BullMQ Queue.add
-//                  15 `emq producer` (Hono on Node over glide)
+//   HTTP           64 keep-alive connections (wrk), ~100-byte JSON jobs:
+//                  10 path-style EVALSHA @enqueue → the gateway → Valkey, a fresh id each
+//                  11 the same → webdis (the peer of the gateway) → Valkey
+//                  POST /v1/queues/bench/jobs:
+//                  12 the producer Worker bundle under bare `workerd serve` → gateway → Valkey
+//                  13 no-op Hono Worker (workerd)   14 1-fetch Worker (workerd) → no-op upstream
+//                  15 no-op Hono on Node            16 Hono on Node + BullMQ Queue.add
+//                  17 `emq producer` (Hono on Node over glide)
+//   memory         bytes per job of a 200-byte payload in Valkey, EchoMQ against BullMQ, at
+//                  two settings of hash-max-listpack-value (rows/memory.ts)
 //
-// Each row: a warm-up, then the measured window; CPU of every process involved from /proc.
-// Rows run one at a time; each starts and stops its own processes. This file runs them and
-// writes the page; the rows live in rows/ (server.ts, peer.ts, glide.ts, rest.ts, http.ts).
+// Each row: a warm-up, then the measured window; CPU of every process involved from /proc,
+// also as µs of CPU per op (per job; HTTP: per request answered). Rows run one at a time;
+// each starts and stops its own processes. This file runs them and writes the page; the rows
+// live in rows/ (server.ts, peer.ts, glide.ts, rest.ts, http.ts, memory.ts).
 // Written to bench/results/latest.{md,svg} plus a dated copy, unless a subset ran.
 //
 // Env: BENCH_MS (measured window per row, ms; default 5000), BENCH_WARM_MS (default 1000),
@@ -33,9 +39,10 @@ import { join } from 'node:path';
 import { repoRoot } from '../scripts/repo-root.js';
 import { BATCH, MEASURE_MS, PRIMARIES, WARM_MS, type Bench } from './common.js';
 import { accounting, stopAll } from './procs.js';
-import { chart, figure, fmtRatio, machine, page, ratioOf, table, targets, type Group, type Row } from './report.js';
+import { chart, cpuPerOp, figure, fmtRatio, machine, page, ratioOf, table, targets, type Group, type Row } from './report.js';
 import { glideRows } from './rows/glide.js';
 import { HTTP_ROWS, httpRows } from './rows/http.js';
+import { memoryRows } from './rows/memory.js';
 import { peerRows } from './rows/peer.js';
 import { restRows } from './rows/rest.js';
 import { serverRows } from './rows/server.js';
@@ -87,6 +94,14 @@ const ROWS: RowSpec[] = [
   },
   { key: 'rest', short: 'enqueue, REST → gateway', group: 'rest', name: 'enqueue (REST connection → gateway), 64 in flight', peer: 'bull-add', ref: 'single' },
   {
+    key: 'gateway',
+    short: 'HTTP: EVALSHA → gateway → Valkey',
+    group: 'http',
+    name: 'HTTP: path-style EVALSHA @enqueue → gateway → Valkey',
+    peer: 'webdis',
+  },
+  { key: 'webdis', short: 'HTTP peer: EVALSHA → webdis', group: 'peer', name: 'HTTP peer: path-style EVALSHA @enqueue → webdis → Valkey' },
+  {
     key: 'worker',
     short: 'HTTP: Worker → gateway → Valkey',
     group: 'http',
@@ -122,15 +137,22 @@ const GROUPS: Record<string, string[]> = {
   http: HTTP_ROWS,
 };
 
+/** Not a row: the memory section (rows/memory.ts). */
+const MEMORY = 'memory';
+
 function selection(): Set<string> | undefined {
   const asked = [...process.argv.slice(2), ...(process.env.BENCH_ONLY?.split(',') ?? [])].map((s) => s.trim()).filter(Boolean);
   if (asked.length === 0) return undefined;
   const keys = new Set<string>();
   for (const a of asked) {
+    if (a === MEMORY) {
+      keys.add(a);
+      continue;
+    }
     const expanded = GROUPS[a] ?? [a];
     for (const k of expanded) {
       if (!ROWS.some((r) => r.key === k))
-        throw new Error(`unknown row "${a}": rows are ${ROWS.map((r) => r.key).join(', ')}; groups ${Object.keys(GROUPS).join(', ')}`);
+        throw new Error(`unknown row "${a}": rows are ${ROWS.map((r) => r.key).join(', ')}; groups ${Object.keys(GROUPS).join(', ')}; and ${MEMORY}`);
       keys.add(k);
     }
   }
@@ -223,9 +245,14 @@ async function main(): Promise<number> {
   };
 
   let version = '?';
+  let memory: string[] | undefined;
   try {
     version = await server.version();
     for (const group of [serverRows, peerRows, glideRows, restRows, httpRows]) await group(bench);
+    if (runs(MEMORY) && !aborting) {
+      process.stderr.write('bench: memory per job...\n');
+      memory = await memoryRows(bench).catch((err: unknown) => [`failed: ${(err as Error).message}`]);
+    }
   } finally {
     await stop();
   }
@@ -236,12 +263,28 @@ async function main(): Promise<number> {
     return r && r.problems.length === 0 ? r.opsPerSec : undefined;
   };
   const verdict = targets([
-    { what: 'enqueue (glide) / BullMQ Queue.add', ratio: ratioOf(trusted('single'), trusted('bull-add')), atLeast: 1.0 },
-    { what: `enqueueMany x${BATCH} (glide) / server ceiling`, ratio: ratioOf(trusted('batch'), trusted(CEILING)), atLeast: 0.6 },
-    { what: 'producer Worker / 1-fetch Worker floor', ratio: ratioOf(trusted('worker'), trusted('fetch-worker')), atLeast: 0.9 },
-    { what: 'emq producer on Node / Hono + BullMQ', ratio: ratioOf(trusted('producer'), trusted('hono-bullmq')), atLeast: 1.3 },
+    { what: 'throughput: enqueue (glide) / BullMQ Queue.add', ratio: ratioOf(trusted('single'), trusted('bull-add')), atLeast: 1.5 },
+    { what: `throughput: enqueueMany x${BATCH} (glide) / server ceiling`, ratio: ratioOf(trusted('batch'), trusted(CEILING)), atLeast: 0.8 },
+    {
+      what: 'CPU per request: gateway / webdis (path-style EVALSHA)',
+      ratio: ratioOf(cpuPerOp(rows, 'gateway', 'gateway'), cpuPerOp(rows, 'webdis', 'webdis')),
+      atMost: 2.5,
+    },
+    {
+      what: "CPU per request: producer Worker's isolate / the 1-fetch Worker's",
+      ratio: ratioOf(cpuPerOp(rows, 'worker', 'workerd', true), cpuPerOp(rows, 'fetch-worker', 'workerd', true)),
+      atMost: 1.25,
+    },
+    {
+      what: "CPU per request: emq producer's Node process / Hono + BullMQ's",
+      ratio: ratioOf(cpuPerOp(rows, 'producer', 'node'), cpuPerOp(rows, 'hono-bullmq', 'node')),
+      atMost: 1.0,
+    },
   ]);
   const ratios = [
+    ['throughput: producer Worker / 1-fetch Worker floor', 'worker', 'fetch-worker'],
+    ['throughput: emq producer on Node / Hono + BullMQ', 'producer', 'hono-bullmq'],
+    ['throughput: gateway / webdis (path-style EVALSHA)', 'gateway', 'webdis'],
     ['cluster / single node, enqueue', 'cluster-single', 'single'],
     ['cluster / single node, enqueueMany', 'cluster-batch', 'batch'],
     ['enqueueMany / BullMQ addBulk', 'batch', 'bull-bulk'],
@@ -251,6 +294,14 @@ async function main(): Promise<number> {
     .map(([what, a, b]) => ({ what: what!, r: ratioOf(figure(rows, a)?.opsPerSec, figure(rows, b)?.opsPerSec) }))
     .filter((x) => x.r !== undefined)
     .map((x) => `${x.what}: ${fmtRatio(x.r!)}`);
+  // latency under the same load (64 connections): the Worker path against its floor
+  const worker = figure(rows, 'worker');
+  const floor = figure(rows, 'fetch-worker');
+  if (worker?.p99Ms !== undefined && floor?.p99Ms !== undefined) {
+    ratios.push(
+      `p99: producer Worker ${worker.p99Ms.toFixed(1)} ms, 1-fetch Worker floor ${floor.p99Ms.toFixed(1)} ms (${fmtRatio(worker.p99Ms / floor.p99Ms)}); p50 ${worker.p50Ms?.toFixed(1)} and ${floor.p50Ms?.toFixed(1)} ms`,
+    );
+  }
 
   const seconds = (performance.now() - t0) / 1000;
   const commit = gitDescribe();
@@ -263,7 +314,18 @@ async function main(): Promise<number> {
     `each row: warm-up ${WARM_MS / 1000} s, measured ${MEASURE_MS / 1000} s (the server rows: a fixed count, sized to about that); jobs of ~100 bytes`,
   ];
   const md = (svg: string) =>
-    page({ intro, rows, ceiling: { key: CEILING, n: ROWS.findIndex((r) => r.key === CEILING) + 1 }, verdict, ratios, accounting: accounting() }, svg);
+    page(
+      {
+        intro,
+        rows,
+        ceiling: { key: CEILING, n: ROWS.findIndex((r) => r.key === CEILING) + 1 },
+        verdict,
+        ratios,
+        ...(memory ? { memory } : {}),
+        accounting: accounting(),
+      },
+      svg,
+    );
   process.stdout.write(md('latest.svg'));
   if (save) {
     const svg = chart(rows, 'EchoMQ enqueue: ops/s per row, one run, one Valkey', `${stamp} · ${commit} · ${machine()} · ${version}`, CEILING);

@@ -1,26 +1,45 @@
-// The HTTP load generator of the HTTP rows: one fixed POST (same path, headers and body every
+// The HTTP load generator of the HTTP rows: one fixed POST or PUT (same headers and body every
 // time), `connections` keep-alive connections in a closed loop for `ms`.
-//   wrk  (preferred, when on PATH): C, 2 threads; a Lua script counts the answers by status
-//        and prints the latency percentiles; its CPU is read from the reaping shell's
-//        cutime/cstime, so it is exact.
+//   wrk  (preferred: on PATH, or installed from the distribution's packages): C, 2 threads;
+//        a Lua script counts the answers by status and prints the latency percentiles; its
+//        CPU is read from the reaping shell's cutime/cstime, so it is exact.
 //   node (fallback, or BENCH_LOAD=node): node:http in 2 worker_threads, each with its own
 //        keep-alive Agent and half the connections; its CPU is this process's.
-// Only `expectStatus` counts as ok; anything else is counted by status and the first kept.
+// Only `expectStatus` counts as ok (and, given `expectBody`, only with that exact body);
+// anything else is counted by status and the first kept. Given `idSlot`, every occurrence of
+// it in the URL is replaced by a fresh job id per request (JOB0 + `idTag` + the thread's
+// digit + a counter in base62): each request enqueues a new job, as the HTTP producers do.
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { which } from '../scripts/valkey.js';
+import { ensureTool, which } from '../scripts/valkey.js';
 import { quantile } from './common.js';
 import { runTool } from './procs.js';
 
 export interface LoadSpec {
   url: string;
+  /** Default POST. */
+  method?: 'POST' | 'PUT';
   headers: Record<string, string>;
   body: string;
   connections: number;
   ms: number;
   expectStatus: number;
+  /** The exact body an ok answer carries, when the status alone does not tell (a duplicate is 200 too). */
+  expectBody?: string;
+  /** A token in `url` that each request replaces with a fresh job id; `idTag` (one base62 character) keeps runs apart. */
+  idSlot?: string;
+  idTag?: string;
+}
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** The n-th id of a thread: JOB0, the run's tag, the thread's digit, n in 8 base62 digits (a valid branded id). */
+function idOf(tag: string, thread: number, n: number): string {
+  let digits = '';
+  for (let i = 0, x = n; i < 8; i++, x = Math.floor(x / 62)) digits = ALPHABET[x % 62]! + digits;
+  return `JOB0${tag}${ALPHABET[thread]}${digits}`;
 }
 
 export interface LoadResult {
@@ -40,10 +59,10 @@ export interface LoadResult {
 
 const THREADS = 2;
 
-/** The generator to use: BENCH_LOAD=node|wrk, else wrk when installed. */
+/** The generator to use: BENCH_LOAD=node|wrk, else wrk when installed (or installable: scripts/valkey.ts ensureTool). */
 export function pickTool(): 'wrk' | 'node' {
   const asked = process.env.BENCH_LOAD;
-  return asked === 'node' || asked === 'wrk' ? asked : which('wrk') ? 'wrk' : 'node';
+  return asked === 'node' || asked === 'wrk' ? asked : ensureTool('wrk') ? 'wrk' : 'node';
 }
 
 /** Runs the generator `tool`; `dir` is a scratch directory (wrk's Lua script). */
@@ -56,17 +75,39 @@ export function runLoad(tool: 'wrk' | 'node', spec: LoadSpec, dir: string): Prom
 const luaString = (s: string) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join('')}"`;
 
 function wrkScript(spec: LoadSpec): string {
+  // with an id slot: request() builds each request's path (the same ids idOf() makes)
+  const fresh = spec.idSlot
+    ? `
+local alphabet = ${luaString(ALPHABET)}
+local template = ${luaString(new URL(spec.url).pathname)}
+local n = 0
+function request()
+  local x, digits = n, ""
+  for i = 1, 8 do
+    local d = x % 62
+    digits = string.sub(alphabet, d + 1, d + 1) .. digits
+    x = math.floor(x / 62)
+  end
+  n = n + 1
+  local id = prefix .. digits
+  return wrk.format(nil, (string.gsub(template, ${luaString(spec.idSlot.replace(/[^A-Za-z0-9]/g, '%$&'))}, id)))
+end`
+    : '';
+  const expect = spec.expectBody === undefined ? '' : ` and body == ${luaString(spec.expectBody)}`;
   return `
-wrk.method = "POST"
+wrk.method = "${spec.method ?? 'POST'}"
 wrk.body = ${luaString(spec.body)}
 ${Object.entries(spec.headers)
   .map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)
   .join('\n')}
 local threads = {}
-function setup(thread) table.insert(threads, thread) end
-function init(args) ok = 0; bad = {}; first = "" end
+function setup(thread)
+  thread:set("prefix", "JOB0" .. ${luaString(spec.idTag ?? '0')} .. string.sub(${luaString(ALPHABET)}, #threads + 1, #threads + 1))
+  table.insert(threads, thread)
+end
+function init(args) ok = 0; bad = {}; first = "" end${fresh}
 function response(status, headers, body)
-  if status == ${spec.expectStatus} then ok = ok + 1 else
+  if status == ${spec.expectStatus}${expect} then ok = ok + 1 else
     bad[status] = (bad[status] or 0) + 1
     if first == "" then first = status .. " " .. string.sub(body or "", 1, 200) end
   end
@@ -130,8 +171,8 @@ interface ThreadTally {
   latencies: Float64Array;
 }
 
-/** One thread's share: `connections` loops on one keep-alive Agent, from 'go' for `ms`. */
-async function threadMain(spec: LoadSpec): Promise<void> {
+/** One thread's share (thread number `thread`): `connections` loops on one keep-alive Agent, from 'go' for `ms`. */
+async function threadMain(spec: LoadSpec, thread: number): Promise<void> {
   const target = new URL(spec.url);
   const agent = new Agent({ keepAlive: true, maxSockets: spec.connections, maxFreeSockets: spec.connections });
   const body = Buffer.from(spec.body);
@@ -143,10 +184,13 @@ async function threadMain(spec: LoadSpec): Promise<void> {
     tally.statuses[key] = (tally.statuses[key] ?? 0) + 1;
     tally.firstError ??= why;
   };
+  let sent = 0;
+  const pathOf = (): string => (spec.idSlot ? target.pathname.replaceAll(spec.idSlot, idOf(spec.idTag ?? '0', thread, sent++)) : target.pathname);
+  const method = spec.method ?? 'POST';
   const once = () =>
     new Promise<void>((resolve) => {
       const t = performance.now();
-      const req = request({ agent, host: target.hostname, port: Number(target.port), method: 'POST', path: target.pathname, headers }, (res) => {
+      const req = request({ agent, host: target.hostname, port: Number(target.port), method, path: pathOf(), headers }, (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (d: string) => (text += d));
@@ -158,7 +202,7 @@ async function threadMain(spec: LoadSpec): Promise<void> {
             lat = bigger;
           }
           lat[n++] = performance.now() - t;
-          if (res.statusCode === spec.expectStatus) tally.ok++;
+          if (res.statusCode === spec.expectStatus && (spec.expectBody === undefined || text === spec.expectBody)) tally.ok++;
           else note(`status ${res.statusCode}`, `${res.statusCode} ${text.slice(0, 200)}`);
           resolve();
         });
@@ -181,7 +225,7 @@ async function threadMain(spec: LoadSpec): Promise<void> {
 
 async function nodeLoad(spec: LoadSpec): Promise<LoadResult> {
   const per = Array.from({ length: THREADS }, (_, i) => Math.floor(spec.connections / THREADS) + (i < spec.connections % THREADS ? 1 : 0));
-  const workers = per.map((connections) => new Worker(new URL(import.meta.url), { workerData: { httpGen: { ...spec, connections } } }));
+  const workers = per.map((connections, thread) => new Worker(new URL(import.meta.url), { workerData: { httpGen: { ...spec, connections }, thread } }));
   const next = <T>(w: Worker, event: 'online' | 'message') => new Promise<T>((resolve, reject) => (w.once(event, resolve), w.once('error', reject)));
   try {
     await Promise.all(workers.map((w) => next(w, 'online')));
@@ -211,5 +255,6 @@ async function nodeLoad(spec: LoadSpec): Promise<LoadResult> {
 }
 
 if (!isMainThread && (workerData as { httpGen?: LoadSpec } | undefined)?.httpGen) {
-  await threadMain((workerData as { httpGen: LoadSpec }).httpGen);
+  const { httpGen, thread } = workerData as { httpGen: LoadSpec; thread: number };
+  await threadMain(httpGen, thread);
 }

@@ -37,7 +37,9 @@ export interface Target {
   what: string;
   /** The ratio reached, undefined when a row it needs did not run or is not trusted. */
   ratio: number | undefined;
-  atLeast: number;
+  /** Met at or above this ratio (throughput), or at or below it (CPU per request). */
+  atLeast?: number;
+  atMost?: number;
 }
 
 export const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -113,9 +115,54 @@ export function table(rows: readonly Row[], ceilingKey: string): string {
 /** Lines like `PASS  single enqueue >= 1.0x BullMQ Queue.add: 1.12x`. */
 export function targets(list: readonly Target[]): string[] {
   return list.map((t) => {
-    const verdict = t.ratio === undefined ? 'N/A ' : t.ratio >= t.atLeast ? 'PASS' : 'FAIL';
-    return `${verdict}  ${t.what} >= ${t.atLeast.toFixed(1)}x: ${t.ratio === undefined ? 'not measured' : `${t.ratio.toFixed(2)}x`}`;
+    const [op, bound] = t.atMost !== undefined ? ['<=', t.atMost] : ['>=', t.atLeast ?? 0];
+    const met = t.ratio !== undefined && (op === '<=' ? t.ratio <= bound : t.ratio >= bound);
+    const verdict = t.ratio === undefined ? 'N/A ' : met ? 'PASS' : 'FAIL';
+    return `${verdict}  ${t.what} ${op} ${bound.toFixed(2)}x: ${t.ratio === undefined ? 'not measured' : `${t.ratio.toFixed(2)}x`}`;
   });
+}
+
+// ---- CPU per request: each process's CPU over the window divided by the ops it answered
+
+/** µs of CPU per op (a job, or an answered HTTP request) of `cores` at the row's rate. */
+export const usPerOp = (row: Row, cores: number | undefined) =>
+  cores === undefined || row.opsPerSec === undefined || row.opsPerSec <= 0 ? undefined : (cores / row.opsPerSec) * 1e6;
+
+/** The µs per op of the row's process `label` (among those in between, then Valkey's), or of its busiest thread. */
+export function cpuPerOp(rows: readonly Row[], key: string, label: string, thread = false): number | undefined {
+  const row = rows.find((r) => r.key === key && r.opsPerSec !== undefined && !r.failed && r.problems.length === 0);
+  const p = row && [...row.between, ...(row.valkey ?? [])].find((x) => x.label === label);
+  return row && p?.use ? usPerOp(row, thread ? p.use.topThread : p.use.cores) : undefined;
+}
+
+const fmtUs = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '?' : n < 10 ? n.toFixed(1) : n.toFixed(0));
+
+/** The second table: per row, µs of CPU per op of every process measured ([its busiest thread]), and their sum. */
+export function cpuTable(rows: readonly Row[]): string {
+  const head = ['#', 'what', 'ops/s', 'load µs/op', 'Valkey µs/op', 'in between: µs/op [busiest thread]', 'all listed µs/op'];
+  const right = new Set([2, 3, 4, 6]);
+  const body = rows
+    .filter((r) => r.opsPerSec !== undefined && !r.failed)
+    .map((r) => {
+      const load = usPerOp(r, r.load?.cores);
+      const valkey = (r.valkey ?? []).map((p) => usPerOp(r, p.use?.cores));
+      const between = r.between.map((p) => ({ p, all: usPerOp(r, p.use?.cores), top: usPerOp(r, p.use?.topThread) }));
+      const parts = [load, ...valkey, ...between.map((b) => b.all)];
+      const sum = parts.every((x) => x !== undefined) ? parts.reduce((a, b) => a! + b!, 0) : undefined;
+      return [
+        String(r.n),
+        r.name + (r.problems.length ? ' **(not trusted)**' : ''),
+        fmtInt(r.opsPerSec!),
+        r.load ? `${r.load.label} ${fmtUs(load)}` : '',
+        valkey.map(fmtUs).join(' + '),
+        between.map((b) => `${b.p.label} ${fmtUs(b.all)} [${fmtUs(b.top)}]`).join(', '),
+        fmtUs(sum),
+      ];
+    });
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (right.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
+  return [line(head), rule, ...body.map(line)].join('\n');
 }
 
 /** Each row's notes, problems and failure, under its number. */
@@ -138,6 +185,8 @@ export interface Page {
   ceiling: { key: string; n: number };
   verdict: string[];
   ratios: string[];
+  /** The memory section's lines (markdown), when it ran. */
+  memory?: string[];
   accounting: string;
 }
 
@@ -148,6 +197,10 @@ export function page(p: Page, svg: string): string {
     "vs peer: against BullMQ doing the same (Queue.add, Queue.addBulk, or Hono + BullMQ over HTTP). vs ref: against the row named (an HTTP row's no-op floor, or the same load on the single node for the cluster rows).",
     "p50/p99: latency of one call (a batch of 100 is one call; valkey-benchmark and the RESP generator keep none), or of one HTTP request, under that row's load.",
     "CPU in cores busy over the measured window, from /proc: load = whoever sends (bench: this Node process, glide's threads included; wrk; valkey-benchmark); Valkey = the server (the cluster: each primary); in between = the processes on the way, [busiest thread]; others = the rest of the machine meanwhile.",
+  ];
+  const cpuLegend = [
+    "The same CPU per op: each process's CPU time over the measured window divided by the ops (jobs; HTTP rows: requests answered 201, or 200 with the enqueued reply) in it, in µs.",
+    "A workerd's busiest thread is its isolate; a Node server's, its JS thread (glide's I/O runs on threads of its own).",
   ];
   return [
     '# `npm run bench`: enqueue throughput, one run, one Valkey',
@@ -160,6 +213,13 @@ export function page(p: Page, svg: string): string {
     '',
     ...legend.map((l) => `${l}  `),
     '',
+    '## CPU per op',
+    '',
+    cpuTable(p.rows),
+    '',
+    ...cpuLegend.map((l) => `${l}  `),
+    '',
+    ...(p.memory?.length ? ['## Memory per job', '', ...p.memory, ''] : []),
     '## Targets',
     '',
     '```',
@@ -196,7 +256,7 @@ const LEGEND: Array<[Group, string]> = [
   ['rest', 'REST'],
   ['http', 'HTTP'],
   ['floor', 'no-op floors'],
-  ['peer', 'BullMQ'],
+  ['peer', 'peers: BullMQ, webdis'],
 ];
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

@@ -209,6 +209,21 @@ export function ensureServer(options: { peers?: boolean } = {}): ServerBinary {
   throw new Error(`no valkey-server (or redis-server 7+) found. ${HOW_TO_INSTALL}`);
 }
 
+/**
+ * A tool the bench measures against or loads with (webdis, wrk): its path, installing the
+ * distribution's package of that name when it is missing and this is Debian or Ubuntu with
+ * root, as ensureServer does; undefined when it is not there and cannot be installed.
+ */
+export function ensureTool(name: string): string | undefined {
+  const found = which(name);
+  if (found || !canInstall()) return found;
+  apt(['update']);
+  if (!aptHasCandidate(name)) return undefined;
+  log(`installing ${name} from the distribution's packages`);
+  aptInstall([name]);
+  return which(name);
+}
+
 /** `=<version>` when the candidate lives only in a backports suite (apt won't pick it by default). */
 function aptTarget(pkg: string): string {
   const out = execFileSync('apt-cache', ['madison', pkg], { encoding: 'utf8' });

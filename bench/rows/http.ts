@@ -1,7 +1,9 @@
-// HTTP, 64 keep-alive connections posting one ~100-byte JSON job (http-gen.ts): the producer
-// Worker bundle under bare `workerd serve` → gateway → Valkey (row 10); the floors of each
-// runtime: a no-op Hono Worker, a Worker making one fetch to a no-op upstream, the same no-op
-// app on Node (11-13); Hono on Node + BullMQ, the peer (14); `emq producer` on Node (15).
+// HTTP, 64 keep-alive connections posting one ~100-byte JSON job (http-gen.ts): the gateway
+// alone, path-style EVALSHA @enqueue with a fresh id per request, and webdis (the peer: the
+// same command, path-style, the job as the PUT body, HTTP Basic auth) in front of the same
+// Valkey; the producer Worker bundle under bare `workerd serve` → gateway → Valkey; the
+// floors of each runtime: a no-op Hono Worker, a Worker making one fetch to a no-op upstream,
+// the same no-op app on Node; Hono on Node + BullMQ, the peer; `emq producer` on Node.
 // workerd runs bare: one Worker (an ES module bundle) on a loopback port, text bindings, and a
 // network service allowing public, private and local addresses as its globalOutbound
 // (workerd's default "internet" service refuses private IPs, which the gateway and the tiny
@@ -14,7 +16,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../scripts/repo-root.js';
-import { freePort } from '../../scripts/valkey.js';
+import { ensureTool, freePort } from '../../scripts/valkey.js';
+import { jobKey, pendingKey } from '../../shared/keyspace.js';
+import { enqueueScript } from '../../shared/scripts.js';
 import { IN_FLIGHT, MEASURE_MS, WARM_MS, fillCpu, payloadOf, type Bench } from '../common.js';
 import { pickTool, runLoad, type LoadSpec } from '../http-gen.js';
 import { cpuWindow, spawnServing, type Child, type Proc } from '../procs.js';
@@ -33,7 +37,20 @@ const WORKERD = join(ROOT, 'node_modules', '.bin', 'workerd');
 const HERE = fileURLToPath(new URL('..', import.meta.url)); // dist/bench/
 const SERVERS = join(HERE, 'servers.js');
 
-export const HTTP_ROWS = ['worker', 'noop-worker', 'fetch-worker', 'noop-node', 'hono-bullmq', 'producer'];
+export const HTTP_ROWS = ['gateway', 'webdis', 'worker', 'noop-worker', 'fetch-worker', 'noop-node', 'hono-bullmq', 'producer'];
+
+/** Where the load generator puts each request's fresh job id (http-gen.ts). */
+const ID_SLOT = 'EMQIDSLOT';
+
+/**
+ * The path of a path-style EVALSHA @enqueue into QUEUE, as connectRest sends it (every
+ * argument percent-encoded, the command lowercase), the id left to the load generator.
+ */
+function enqueuePath(): string {
+  const sample = 'JOB00000000000';
+  const args = ['evalsha', enqueueScript.sha1, '2', jobKey(QUEUE, sample).replace(sample, ID_SLOT), pendingKey(QUEUE), ID_SLOT];
+  return `/${args.map(encodeURIComponent).join('/')}`;
+}
 
 export async function httpRows(bench: Bench): Promise<void> {
   const { server, tmp, valkey } = bench;
@@ -54,26 +71,29 @@ export async function httpRows(bench: Bench): Promise<void> {
   if (bench.runs('noop-worker')) await bundleWorker(join(HERE, 'workers', 'noop-worker.js'), noopBundle);
   if (bench.runs('fetch-worker')) await bundleWorker(join(HERE, 'workers', 'fetch-worker.js'), fetchBundle);
 
-  const spec = (url: string, ms: number): LoadSpec => ({
+  /** The producer's request (POST /v1/queues/bench/jobs), or `shape` (the gateway's and webdis's path-style EVALSHA). */
+  const spec = (url: string, ms: number, idTag: string, shape?: Partial<LoadSpec>): LoadSpec => ({
     url: `${url}/v1/queues/${QUEUE}/jobs`,
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
     body: BODY,
     connections: IN_FLIGHT,
     expectStatus: 201,
     ms,
+    ...shape,
+    ...(shape?.url ? { url: `${url}${shape.url}`, idTag } : {}),
   });
-  /** Warm-up, then the measured window with every process's CPU sampled around it; the 201s, warm-up included. */
-  const http = async (r: Row, url: string, procs: Proc[], withValkey: boolean): Promise<number> => {
-    const warm = await runLoad(tool, spec(url, WARM_MS), tmp);
-    if (warm.ok === 0) throw new Error(`warm-up: no 201 in ${warm.requests} answers (${warm.errors.join(', ')}; first: ${warm.firstError})`);
+  /** Warm-up, then the measured window with every process's CPU sampled around it; the oks (201s), warm-up included. */
+  const http = async (r: Row, url: string, procs: Proc[], withValkey: boolean, shape?: Partial<LoadSpec>): Promise<number> => {
+    const warm = await runLoad(tool, spec(url, WARM_MS, '1', shape), tmp);
+    if (warm.ok === 0) throw new Error(`warm-up: no ok in ${warm.requests} answers (${warm.errors.join(', ')}; first: ${warm.firstError})`);
     const all = withValkey ? [...procs, ...valkey] : procs;
-    const { value: load, cpu } = await cpuWindow(all, () => runLoad(tool, spec(url, MEASURE_MS), tmp));
+    const { value: load, cpu } = await cpuWindow(all, () => runLoad(tool, spec(url, MEASURE_MS, '2', shape), tmp));
     r.opsPerSec = load.ok / load.seconds;
     if (load.p50Ms !== undefined) r.p50Ms = load.p50Ms;
     if (load.p99Ms !== undefined) r.p99Ms = load.p99Ms;
     fillCpu(r, cpu, withValkey ? valkey : [], { label: tool === 'wrk' ? 'wrk' : 'node:http', cores: load.cores }, tool === 'wrk' ? (load.cores ?? 0) : 0);
     const errors = [...warm.errors, ...load.errors];
-    if (errors.length > 0) r.problems.push(`answers other than 201: ${errors.join(', ')} (first: ${load.firstError ?? warm.firstError})`);
+    if (errors.length > 0) r.problems.push(`answers other than ok: ${errors.join(', ')} (first: ${load.firstError ?? warm.firstError})`);
     return warm.ok + load.ok;
   };
   /** The jobs the row's 201s should have left in Valkey, against what is there. */
@@ -85,10 +105,10 @@ export async function httpRows(bench: Bench): Promise<void> {
     const slack = tool === 'wrk' ? 2 * IN_FLIGHT : 0;
     if (held >= created && held - created <= slack) {
       r.notes.push(
-        `checked: ${what} holds ${fmtInt(held)} jobs; 201s counted ${fmtInt(created)} (warm-up included)${held > created ? `, ${held - created} answered after wrk stopped` : ''}`,
+        `checked: ${what} holds ${fmtInt(held)} jobs; oks counted ${fmtInt(created)} (warm-up included)${held > created ? `, ${held - created} answered after wrk stopped` : ''}`,
       );
     } else {
-      r.problems.push(`${what} holds ${fmtInt(held)}, ${fmtInt(created)} answered 201`);
+      r.problems.push(`${what} holds ${fmtInt(held)}, ${fmtInt(created)} answered ok`);
     }
   };
   const pending = () => server.pending(QUEUE);
@@ -102,6 +122,60 @@ export async function httpRows(bench: Bench): Promise<void> {
     cleanup.push(bench.stopAtEnd(r, wd, false));
     return wd;
   };
+
+  /** webdis (the distribution's package, installed when missing) in front of the bench's Valkey: EVALSHA only, behind HTTP Basic auth. */
+  const startWebdis = async (r: Row, cleanup: Array<() => Promise<void>>) => {
+    const binary = ensureTool('webdis');
+    if (!binary) throw new Error('no webdis, and it cannot be installed here (Debian and Ubuntu have it: apt-get install webdis)');
+    const { host, port: redisPort, db, password } = server.endpoint;
+    if (password !== undefined) throw new Error('the webdis row needs a Valkey without a password');
+    const dir = join(tmp, 'webdis');
+    mkdirSync(dir, { recursive: true });
+    const secret = randomBytes(16).toString('hex');
+    for (let attempt = 0; ; attempt++) {
+      const port = await freePort();
+      // the package's own settings (/etc/webdis/webdis.json: 2 threads), in the foreground, logging errors only
+      const config = {
+        redis_host: host,
+        redis_port: redisPort,
+        http_host: '127.0.0.1',
+        http_port: port,
+        threads: 2,
+        daemonize: false,
+        database: db,
+        acl: [{ disabled: ['*'] }, { http_basic_auth: `emq:${secret}`, enabled: ['EVALSHA'] }],
+        verbosity: 0,
+        logfile: join(dir, 'webdis.log'),
+      };
+      writeFileSync(join(dir, 'webdis.json'), JSON.stringify(config));
+      try {
+        const child = await spawnServing('webdis', [join(dir, 'webdis.json')], { command: binary, cwd: dir, ready: () => canConnect(port) });
+        cleanup.push(bench.stopAtEnd(r, child, false));
+        return { ...child, url: `http://127.0.0.1:${port}`, basic: Buffer.from(`emq:${secret}`).toString('base64'), about: `${webdisVersion()}, 2 threads` };
+      } catch (err) {
+        if (attempt < 2 && /Address already in use|EADDRINUSE/i.test((err as Error).message)) continue;
+        throw err;
+      }
+    }
+  };
+
+  // the same path-style EVALSHA @enqueue, a fresh id per request, the job as the body: the
+  // gateway (POST, Bearer producer token) against webdis (PUT, HTTP Basic auth)
+  const evalsha = { url: enqueuePath(), idSlot: ID_SLOT, expectStatus: 200 };
+  await bench.row('gateway', async (r, cleanup) => {
+    const gw = await startBenchGateway(bench, r, cleanup);
+    const shape = { ...evalsha, method: 'POST' as const, headers: { Authorization: `Bearer ${gw.producer}` }, expectBody: '{"result":1}' };
+    const created = await http(r, gw.url, [{ label: 'gateway', pid: gw.pid }], true, shape);
+    await check(r, created, 'the pending set', pending);
+    r.notes.push(`POST ${enqueuePath().replaceAll(ID_SLOT, '<id>')} with the job as the body; ok = 200 {"result":1}`);
+  });
+  await bench.row('webdis', async (r, cleanup) => {
+    const wd = await startWebdis(r, cleanup);
+    const shape = { ...evalsha, method: 'PUT' as const, headers: { Authorization: `Basic ${wd.basic}` }, expectBody: '{"evalsha":1}' };
+    const created = await http(r, wd.url, [{ label: 'webdis', pid: wd.pid }], true, shape);
+    await check(r, created, 'the pending set', pending);
+    r.notes.push(`PUT ${enqueuePath().replaceAll(ID_SLOT, '<id>')} with the job as the body; ok = 200 {"evalsha":1}; ${wd.about}`);
+  });
 
   await bench.row('worker', async (r, cleanup) => {
     const gw = await startBenchGateway(bench, r, cleanup);
@@ -150,6 +224,16 @@ export async function httpRows(bench: Bench): Promise<void> {
     const created = await http(r, producer.url, [{ label: 'node', pid: producer.pid }], true);
     await check(r, created, 'the pending set', pending);
   });
+}
+
+/** The package's version (webdis prints none of its own). */
+function webdisVersion(): string {
+  try {
+    const format = '$' + '{Version}'; // dpkg-query's field, not a template placeholder
+    return `webdis ${execFileSync('dpkg-query', ['-W', '-f', format, 'webdis'], { encoding: 'utf8', timeout: 10_000 }).trim()}`;
+  } catch {
+    return 'webdis ?';
+  }
 }
 
 function workerdVersion(): string {
