@@ -9,6 +9,7 @@ import { producerFor } from '../../functions/producer/worker.js';
 import { mintId } from '../../shared/ids.js';
 import { libraryConsumer } from '../support/consumer.js';
 
+import { gatewayAdmin } from './gateway-admin.js';
 const gw = inject('gateway');
 const TOKEN = 'flows-caller-token-0123456789abcdef';
 const NARROW = 'flows-narrow-token-0123456789abcdef';
@@ -49,19 +50,8 @@ async function postFlow(q: string, body: unknown, { token = TOKEN, env = base } 
   return { status: res.status, body: await res.json(), location: res.headers.get('Location'), type: res.headers.get('Content-Type') };
 }
 
-/** One command through the gateway's admin token; bulk replies base64-decoded to bytes. */
-async function admin(...args: string[]): Promise<unknown> {
-  const res = await fetch(gw.url, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${gw.admin}`, 'Upstash-Encoding': 'base64' },
-    body: JSON.stringify(args),
-  });
-  const body = (await res.json()) as { result?: unknown; error?: string };
-  if (body.error) throw new Error(body.error);
-  const decode = (v: unknown): unknown =>
-    typeof v === 'string' ? (v === 'OK' ? v : Uint8Array.from(atob(v), (c) => c.charCodeAt(0))) : Array.isArray(v) ? v.map(decode) : v;
-  return decode(body.result);
-}
+/** One command through the gateway's admin token; bulk replies as bytes. */
+const admin = gatewayAdmin(gw);
 const latin1 = (b: unknown) => String.fromCharCode(...(b as Uint8Array));
 const hex = (b: unknown) => [...(b as Uint8Array)].map((x) => x.toString(16).padStart(2, '0')).join('');
 const b64 = (bytes: number[]) => btoa(String.fromCharCode(...bytes));

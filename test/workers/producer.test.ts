@@ -7,6 +7,7 @@ import { mintId } from '../../shared/ids.js';
 import { dedupIdOf, sha256Hex } from '../../shared/keyspace.js';
 import { libraryConsumer } from '../support/consumer.js';
 
+import { gatewayAdmin } from './gateway-admin.js';
 const gw = inject('gateway');
 const TOKEN = 'caller-token-0123456789abcdef';
 const NARROW = 'narrow-token-0123456789abcdef';
@@ -32,19 +33,8 @@ function send(path: string, init: RequestInit & { token?: string | null } = {}, 
   return Promise.resolve(target.fetch(new Request(`http://producer${path}`, { ...rest, headers }), base));
 }
 
-/** One command through the gateway's admin token; bulk replies base64-decoded to bytes. */
-async function admin(...args: string[]): Promise<unknown> {
-  const res = await fetch(gw.url, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${gw.admin}`, 'Upstash-Encoding': 'base64' },
-    body: JSON.stringify(args),
-  });
-  const body = (await res.json()) as { result?: unknown; error?: string };
-  if (body.error) throw new Error(body.error);
-  const decode = (v: unknown): unknown =>
-    typeof v === 'string' ? (v === 'OK' ? v : Uint8Array.from(atob(v), (c) => c.charCodeAt(0))) : Array.isArray(v) ? v.map(decode) : v;
-  return decode(body.result);
-}
+/** One command through the gateway's admin token; bulk replies as bytes. */
+const admin = gatewayAdmin(gw);
 const text = (b: unknown) => new TextDecoder().decode(b as Uint8Array);
 /** The library consumer model, its commands sent through the gateway's admin token (bulk replies as Buffers, as glide gives them). */
 const asBuffers = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v) : Array.isArray(v) ? v.map(asBuffers) : v);
