@@ -86,10 +86,11 @@ function targetOf(req: IncomingMessage): { url: string; path: string; raw: strin
   const host = req.headers.host ?? 'localhost';
   const query = target.indexOf('?');
   const raw = query < 0 ? target : target.slice(0, query);
-  // A path of two segments or more, without a query, dot segments or backslashes: Hono's
+  // A path of two segments or more, without a query, dot segments (percent-encoded dots too:
+  // the URL parser resolves them) or backslashes: Hono's
   // route path would be no route's (every route is one segment; decoding makes no '/'), so
   // no need to build it. Every path-style command (every enqueue) is one.
-  if (query < 0 && raw.indexOf('/', 1) > 0 && VALID_HOST.test(host) && !raw.includes('\\') && !DOT_SEGMENT.test(raw)) {
+  if (query < 0 && raw.indexOf('/', 1) > 0 && VALID_HOST.test(host) && !raw.includes('\\') && !ANY_DOT_SEGMENT.test(raw)) {
     return { url: target, path: raw, raw };
   }
   let url = `http://${host}${target}`;
@@ -123,6 +124,8 @@ function authorizationOf(req: IncomingMessage): string | undefined {
 // @hono/node-server's checks, so a request target reads as it did under it
 const VALID_TARGET = /^\/[!#$&-;=?-[\]_a-z~]*$/;
 const DOT_SEGMENT = /\/\.\.?(?:[/?#]|$)/;
+// a dot segment as the URL parser reads it, percent-encoded dots included (/%2e%2e/healthz is /healthz)
+const ANY_DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?#]|$)/i;
 const VALID_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 
 /** A header node:http joined (every occurrence, ', ' between, as Fetch reads them). */
@@ -312,7 +315,9 @@ export function createGateway({
   const sinks = observe?.sinks ?? [];
   const respond = (req: IncomingMessage, res: ServerResponse, path: string, record: RequestRecord | undefined, { status, body, headers }: Answer) => {
     const text = JSON.stringify(body);
-    const head: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers };
+    const head: Record<string, string | number> = { 'Content-Type': 'application/json', ...headers };
+    // a HEAD's answer had no Content-Length (Hono answered it with a bodiless copy of the GET's)
+    if (req.method !== 'HEAD') head['Content-Length'] = Buffer.byteLength(text);
     if (record) head['X-Request-Id'] = record.id;
     // a request that was in flight when draining began: its client must not reuse the socket
     if (draining()) head.Connection = 'close';
@@ -325,15 +330,15 @@ export function createGateway({
   /** GET /metrics: in front of everything else, neither logged nor counted (withMetrics' rule). */
   const serveMetrics = (req: IncomingMessage, res: ServerResponse) => {
     const send = ({ status, headers, body }: { status: number; headers?: Record<string, string>; body: string }) => {
-      res.writeHead(status, { 'Content-Type': 'application/json', ...headers, 'Content-Length': Buffer.byteLength(body) });
+      res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
       res.end(body);
     };
-    if (!metrics) return send({ status: 404, body: JSON.stringify({ error: 'ERR no such route' }) });
+    if (!metrics) return send({ status: 404, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: 'ERR no such route' }) });
     const result = metrics(req.method!, authorizationOf(req));
     if (result instanceof Promise) {
       result.then(send, (err: unknown) => {
         console.error(`gateway: /metrics: ${(err as Error).stack ?? String(err)}`);
-        send({ status: 500, headers: { 'Content-Type': 'text/plain;charset=UTF-8' }, body: 'Internal Server Error' });
+        send({ status: 500, headers: { 'Content-Type': 'text/plain; charset=UTF-8' }, body: 'Internal Server Error' });
       });
     } else send(result);
   };

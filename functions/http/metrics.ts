@@ -197,7 +197,7 @@ export interface ServeMetricsOptions {
   metrics: Metrics | undefined;
 }
 
-/** An answer of GET /metrics: a status, headers (Content-Type among them) and a text body. */
+/** An answer of GET /metrics: a status, headers and a text body (the exposition's Content-Type; none on a 401 or 405, as @hono/node-server wrote them). */
 export interface MetricsAnswer {
   status: number;
   headers: Record<string, string>;
@@ -206,9 +206,6 @@ export interface MetricsAnswer {
 
 /** GET /metrics's answer to a request, given its method and its Authorization header (every occurrence, joined as Fetch reads them). */
 export type MetricsEndpoint = (method: string, authorization: string | null | undefined) => MetricsAnswer | Promise<MetricsAnswer>;
-
-// what new Response(text) says of a text body
-const TEXT = 'text/plain;charset=UTF-8';
 
 /**
  * GET /metrics, without a web framework (withMetrics serves it in front of a fetch handler,
@@ -220,10 +217,10 @@ export function metricsEndpoint({ token, metrics }: ServeMetricsOptions): Metric
   if (token === undefined || metrics === undefined) return undefined;
   const expected = digest(token);
   return (method, authorization) => {
-    if (method !== 'GET') return { status: 405, headers: { 'Content-Type': TEXT, Allow: 'GET' }, body: 'use GET\n' };
+    if (method !== 'GET') return { status: 405, headers: { Allow: 'GET' }, body: 'use GET\n' };
     const presented = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1] ?? '';
     if (!timingSafeEqual(digest(presented), expected)) {
-      return { status: 401, headers: { 'Content-Type': TEXT, 'WWW-Authenticate': 'Bearer' }, body: 'send Authorization: Bearer <EMQ_METRICS_TOKEN>\n' };
+      return { status: 401, headers: { 'WWW-Authenticate': 'Bearer' }, body: 'send Authorization: Bearer <EMQ_METRICS_TOKEN>\n' };
     }
     return metrics.registry.metrics().then((body) => ({ status: 200, headers: { 'Content-Type': metrics.registry.contentType }, body }));
   };
