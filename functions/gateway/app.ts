@@ -3,9 +3,16 @@
 //   POST /pipeline       JSON commands, in order      → [{"result"} | {"error"}, ...]
 //   POST /multi-exec     JSON commands, atomically    → the same, or 400 {"error"} if aborted
 //   GET|POST /<cmd>/...  path-style; a POST body is the last argument, raw
-//   GET /healthz, GET /readyz
+//   GET /healthz, GET /readyz; GET /metrics (with EMQ_METRICS_TOKEN, functions/http/metrics.ts)
 // Authorization: Bearer <token> (or ?_token=<token> when queryToken is on).
-import { Hono, type Context, type MiddlewareHandler } from 'hono';
+// A node:http request listener: no Request or Response objects and no router in between, as
+// this is every job's hop (measured with npm run bench: the same steps under Hono on
+// @hono/node-server took ~1.5x the CPU per request). Routes are matched on the path as Hono
+// would see it (dot segments resolved, percent-decoded), commands read from the path as sent.
+// Each request has its record (functions/http/request-record.ts): its id kept or minted and
+// echoed in X-Request-Id, and its summary (route pattern as Hono named it) to the sinks.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getPath, getQueryParam } from 'hono/utils/url';
 import type { Arg, Outcome } from '../../shared/connection.js';
 import { WireMismatchError } from '../../shared/errors.js';
 import { publicFound } from '../../shared/fence.js';
@@ -13,7 +20,11 @@ import type { Script } from '../../shared/scripts.js';
 import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
 import { moreElementsThan } from './count.js';
 import { Unavailable, type Backend } from './backend.js';
-import { TooLarge, readBody } from '../http/body.js';
+import type { Observer } from '../../shared/observe.js';
+import { TooLarge } from '../http/body.js';
+import { readIncoming } from '../http/incoming.js';
+import { type MetricsEndpoint, pathOf } from '../http/metrics.js';
+import { type RequestRecord, type SummarySink, startRequest, tell } from '../http/request-record.js';
 import { noteOutcomes } from './observe.js';
 import { createPolicy } from './policy.js';
 import { bodyOf } from './reply.js';
@@ -42,14 +53,94 @@ export interface GatewayOptions {
    * up in proxy and access logs. Off, a request carrying `_token` is refused whatever it holds.
    */
   queryToken?: boolean;
-  /** Middleware run first, on every request (request ids, logs, metrics: functions/http/request-context.ts). */
-  use?: readonly MiddlewareHandler[];
+  /** Request ids, and each request's summary to the sinks (a log line, the metrics); off when absent. */
+  observe?: {
+    /** Told of every relayed script call, NOSCRIPT and pipeline (the process's counters). */
+    observer?: Observer | undefined;
+    sinks: readonly SummarySink[];
+  };
+  /**
+   * GET /metrics (metricsEndpoint), answered before anything else and neither logged nor
+   * counted; absent, /metrics is a 404 (it is the gateway's, not a path-style command).
+   */
+  metrics?: MetricsEndpoint | undefined;
 }
 
-// @hono/node-server passes the Node request as env.incoming: its url is the target exactly as sent
-type Env = { Variables: { scope: Scope }; Bindings: { incoming?: { url?: string } } };
+/** The gateway as a node:http (or https) request listener. */
+export type GatewayListener = (req: IncomingMessage, res: ServerResponse) => void;
 
-const json = (c: Context, body: unknown, status: 200 | 400 | 401 | 403 | 404 | 405 | 413 | 503 = 200) => c.json(body, status);
+/** An answer: a status, a JSON body, and headers beyond Content-Type. */
+interface Answer {
+  status: 200 | 400 | 401 | 403 | 404 | 405 | 413 | 503;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+const answer = (body: unknown, status: Answer['status'] = 200, headers?: Record<string, string>): Answer =>
+  headers ? { status, body, headers } : { status, body };
+
+/** The request target's parts, as @hono/node-server and Hono read them; undefined when it is not a valid target (400). */
+function targetOf(req: IncomingMessage): { url: string; path: string; raw: string } | undefined {
+  const target = req.url ?? '';
+  if (target.charCodeAt(0) !== 47) return undefined; // origin-form only: /...
+  const host = req.headers.host ?? 'localhost';
+  const query = target.indexOf('?');
+  const raw = query < 0 ? target : target.slice(0, query);
+  // A path of two segments or more, without a query, dot segments (percent-encoded dots too:
+  // the URL parser resolves them) or backslashes: Hono's
+  // route path would be no route's (every route is one segment; decoding makes no '/'), so
+  // no need to build it. Every path-style command (every enqueue) is one.
+  if (query < 0 && raw.indexOf('/', 1) > 0 && VALID_HOST.test(host) && !raw.includes('\\') && !ANY_DOT_SEGMENT.test(raw)) {
+    return { url: target, path: raw, raw };
+  }
+  let url = `http://${host}${target}`;
+  if (!VALID_HOST.test(host) || !VALID_TARGET.test(target) || DOT_SEGMENT.test(target)) {
+    if (raw.includes('\\')) return undefined;
+    try {
+      const parsed = new URL(url);
+      if (parsed.hostname.length !== host.length && parsed.hostname !== host.replace(/:\d+$/, '').toLowerCase()) return undefined;
+      url = parsed.href;
+    } catch {
+      return undefined;
+    }
+  }
+  return { url, path: getPath({ url } as Request), raw };
+}
+
+/**
+ * The Authorization header as the Fetch API reads it: every occurrence, joined with ', ' (so
+ * two tokens are no token), where node:http would keep only the first.
+ */
+function authorizationOf(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
+  }
+  return value;
+}
+
+// @hono/node-server's checks, so a request target reads as it did under it
+const VALID_TARGET = /^\/[!#$&-;=?-[\]_a-z~]*$/;
+const DOT_SEGMENT = /\/\.\.?(?:[/?#]|$)/;
+// a dot segment as the URL parser reads it, percent-encoded dots included (/%2e%2e/healthz is /healthz)
+const ANY_DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?#]|$)/i;
+const VALID_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
+
+/** A header node:http joined (every occurrence, ', ' between, as Fetch reads them). */
+const header = (value: string | string[] | undefined) => (typeof value === 'string' ? value : undefined);
+
+/**
+ * The route pattern Hono matched for the request (the log line's and the metrics' route): the
+ * gateway's routes were GET /healthz and /readyz (HEAD served from GET), POST /, /pipeline
+ * and /multi-exec, and /* for every other method and path.
+ */
+function routeOf(method: string | undefined, path: string): string {
+  if (method === 'POST') return path === '/' || path === '/pipeline' || path === '/multi-exec' ? path : '/*';
+  if (method === 'GET' || method === 'HEAD') return path === '/healthz' || path === '/readyz' ? path : '/*';
+  return '/*';
+}
 
 export function createGateway({
   backend,
@@ -61,102 +152,79 @@ export function createGateway({
   retryAfterSeconds = 1,
   draining = () => false,
   queryToken = false,
-  use = [],
-}: GatewayOptions): Hono<Env> {
+  observe,
+  metrics,
+}: GatewayOptions): GatewayListener {
   const policy = createPolicy(scripts);
-  const app = new Hono<Env>();
-  for (const m of use) app.use(m);
   // read after authentication, so a request without a token never has its body read
-  const capOf = (c: Context<Env>) => (c.get('scope') === 'producer' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
+  const capOf = (scope: Scope) => (scope === 'producer' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
+  const retryAfter = { 'Retry-After': String(retryAfterSeconds) };
 
-  const unavailable = (c: Context, why: string) => {
-    c.header('Retry-After', String(retryAfterSeconds));
-    return json(c, { error: `Valkey is unavailable: ${why}` }, 503);
-  };
+  const unavailable = (why: string) => answer({ error: `Valkey is unavailable: ${why}` }, 503, retryAfter);
 
   // `{emq}:version` holds another wire version: the producer scope waits, the admin scope
   // may still look (and fix it)
-  const mismatched = (c: Context, err: WireMismatchError) => {
-    c.header('Retry-After', String(retryAfterSeconds));
-    return json(c, { error: err.message, code: 'wire_mismatch', expected: err.expected, found: err.found }, 503);
-  };
+  const mismatched = (err: WireMismatchError) =>
+    answer({ error: err.message, code: 'wire_mismatch', expected: err.expected, found: err.found }, 503, retryAfter);
 
-  app.onError((err, c) => {
-    if (err instanceof Unavailable) return unavailable(c, err.message);
-    if (err instanceof WireMismatchError) return mismatched(c, err);
-    if (err instanceof BadCommand) return json(c, { error: `ERR ${err.message}` }, 400);
-    if (err instanceof SyntaxError) return json(c, { error: 'ERR the body is not valid JSON' }, 400);
-    if (err instanceof TooLarge) return json(c, { error: `ERR the request body is larger than ${capOf(c)} bytes` }, 413);
-    console.error(`gateway: ${c.req.method} ${c.req.path}: ${(err as Error).stack ?? String(err)}`);
-    return json(c, { error: 'ERR internal error in the gateway' }, 400);
-  });
+  /** A failure as its answer; `cap` is the body cap the request was read under. */
+  const failure = (err: unknown, req: IncomingMessage, path: string, cap: number): Answer => {
+    if (err instanceof Unavailable) return unavailable(err.message);
+    if (err instanceof WireMismatchError) return mismatched(err);
+    if (err instanceof BadCommand) return answer({ error: `ERR ${err.message}` }, 400);
+    if (err instanceof SyntaxError) return answer({ error: 'ERR the body is not valid JSON' }, 400);
+    // the rest of a body read in part is left unread: the connection cannot carry another request
+    if (err instanceof TooLarge)
+      return answer({ error: `ERR the request body is larger than ${cap} bytes` }, 413, err.partly ? { Connection: 'close' } : undefined);
+    console.error(`gateway: ${req.method} ${path}: ${(err as Error).stack ?? String(err)}`);
+    return answer({ error: 'ERR internal error in the gateway' }, 400);
+  };
 
   // /readyz needs no token: ready or not and a stable reason, never Valkey's or glide's words
   // (an address, the user); a wire mismatch names both versions, as the fence asks
-  const notReady = (c: Context, reason: string, more: Record<string, string> = {}) => {
-    c.header('Retry-After', String(retryAfterSeconds));
-    return json(c, { status: 'unavailable', reason, ...more }, 503);
-  };
+  const notReady = (reason: string, more: Record<string, string> = {}) => answer({ status: 'unavailable', reason, ...more }, 503, retryAfter);
 
-  app.use('*', async (c, next) => {
-    if (draining()) {
-      c.header('Connection', 'close');
-      return c.req.path === '/readyz' ? notReady(c, 'draining') : unavailable(c, 'the gateway is shutting down');
-    }
-    await next();
-    // a request that was in flight when draining began: its client must not reuse the socket
-    if (draining()) c.res.headers.set('Connection', 'close');
-  });
-
-  app.get('/healthz', (c) => json(c, { status: 'ok' }));
-  app.get('/readyz', async (c) => {
+  const readyz = async (): Promise<Answer> => {
     try {
       const pong = await backend.command('producer', ['PING']);
-      if (!pong.ok) return notReady(c, 'valkey_refused');
+      if (!pong.ok) return notReady('valkey_refused');
       await backend.admit();
-      return json(c, { status: 'ready' });
+      return answer({ status: 'ready' });
     } catch (err) {
-      if (err instanceof Unavailable) return notReady(c, 'valkey_unreachable');
+      if (err instanceof Unavailable) return notReady('valkey_unreachable');
       if (!(err instanceof WireMismatchError)) {
         console.error(`gateway: /readyz: ${(err as Error).stack ?? String(err)}`);
-        return notReady(c, 'internal');
+        return notReady('internal');
       }
       const found = publicFound(err.found);
       const error = new WireMismatchError(err.expected, found).message;
-      return notReady(c, 'wire_mismatch', { error, code: 'wire_mismatch', expected: err.expected, found });
+      return notReady('wire_mismatch', { error, code: 'wire_mismatch', expected: err.expected, found });
     }
-  });
+  };
 
-  app.use('*', async (c, next) => {
-    const header = c.req.header('Authorization');
+  /** The scope the request's token carries, or the 401 to answer. */
+  const authenticate = (req: IncomingMessage, url: string): Scope | Answer => {
+    const header = authorizationOf(req);
     const bearer = header && /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-    const inUrl = c.req.query('_token');
+    const inUrl = url.includes('?') ? getQueryParam(url, '_token') : undefined;
     if (inUrl !== undefined && !queryToken) {
-      return json(
-        c,
+      return answer(
         { error: 'Unauthorized: a token in the URL (?_token=) is off on this gateway (EMQ_GATEWAY_QUERY_TOKEN); send Authorization: Bearer <token>' },
         401,
       );
     }
-    const presented = bearer || inUrl;
+    const presented = bearer || (inUrl as string | undefined);
     const scope = presented ? tokens.scopeOf(presented) : undefined;
-    if (!scope) return json(c, { error: 'Unauthorized: send Authorization: Bearer <token>' }, 401);
-    c.set('scope', scope);
-    await next();
-  });
-
-  const notAllowed = (c: Context) => {
-    c.header('Allow', 'GET, POST');
-    return json(c, { error: `ERR method ${c.req.raw.method} is not allowed; use GET or POST` }, 405);
+    return scope ?? answer({ error: 'Unauthorized: send Authorization: Bearer <token>' }, 401);
   };
 
-  const base64 = (c: Context) => c.req.header('Upstash-Encoding')?.toLowerCase() === 'base64';
+  const notAllowed = (method: string | undefined) => answer({ error: `ERR method ${method} is not allowed; use GET or POST` }, 405, { Allow: 'GET, POST' });
 
-  /** The first command the scope may not run, as a response; nothing is executed then. */
-  const refuse = (c: Context<Env>, commands: ReadonlyArray<readonly Arg[]>) => {
+  /** The first command the scope may not run, as an answer; nothing is executed then. */
+  const refuse = (scope: Scope, commands: ReadonlyArray<readonly Arg[]>): Answer | undefined => {
     for (const args of commands) {
-      const why = policy.refusal(c.get('scope'), args);
-      if (why) return json(c, { error: why[1] }, why[0]);
+      const why = policy.refusal(scope, args);
+      if (why) return answer({ error: why[1] }, why[0]);
     }
     return undefined;
   };
@@ -166,34 +234,38 @@ export function createGateway({
    * echo its bytes in an error reply). Asked for the admin scope only: a producer may send only
    * PING, EVAL and EVALSHA, and its Valkey user need not be allowed COMMAND.
    */
-  const unknown = async (c: Context<Env>, commands: ReadonlyArray<readonly Arg[]>) => {
+  const unknown = async (commands: ReadonlyArray<readonly Arg[]>): Promise<Answer | undefined> => {
     const name = await backend.unknownCommand(commands);
     if (name === undefined) return undefined;
-    return json(c, { error: `ERR unknown command '${name}': the server has no such command, so it was not sent` }, 400);
+    return answer({ error: `ERR unknown command '${name}': the server has no such command, so it was not sent` }, 400);
   };
+
+  /** Every check before a command runs: the policy, then (admin) the command table. */
+  const checked = async (scope: Scope, commands: ReadonlyArray<readonly Arg[]>) =>
+    refuse(scope, commands) ?? (scope === 'admin' ? await unknown(commands) : undefined);
 
   /**
    * The producer scope's calls wait for the `{emq}:version` fence; the admin scope's do not (an
    * operator may need them to fix the key). After the checks, so that a refusal stays a
    * refusal while Valkey is down.
    */
-  const fence = (c: Context<Env>) => (c.get('scope') === 'producer' ? backend.admit() : undefined);
+  const fence = (scope: Scope) => (scope === 'producer' ? backend.admit() : undefined);
 
-  const single = async (c: Context<Env>, args: Arg[]) => {
-    const refused = refuse(c, [args]) ?? (c.get('scope') === 'admin' ? await unknown(c, [args]) : undefined);
+  const single = async (scope: Scope, args: Arg[], base64: boolean, record: RequestRecord | undefined): Promise<Answer> => {
+    const refused = scope === 'admin' ? await checked(scope, [args]) : refuse(scope, [args]);
     if (refused) return refused;
-    const held = fence(c); // no promise at all while the fence was read lately
+    const held = fence(scope); // no promise at all while the fence was read lately
     if (held) await held;
-    const outcome = await backend.command(c.get('scope'), args);
-    noteOutcomes(c, 'single', [args], [outcome]);
-    const body = bodyOf(outcome, base64(c));
-    return json(c, body, 'error' in body ? 400 : 200);
+    const outcome = await backend.command(scope, args);
+    noteOutcomes(record, 'single', [args], [outcome]);
+    const body = bodyOf(outcome, base64);
+    return answer(body, 'error' in body ? 400 : 200);
   };
 
   // JSON is UTF-8: a body that is not would be altered by decoding, so it is refused
   const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  const readJson = async (c: Context<Env>, maxCommands?: number) => {
-    const bytes = await readBody(c, capOf(c));
+  const readJson = async (req: IncomingMessage, cap: number, record: RequestRecord | undefined, maxCommands?: number) => {
+    const bytes = await readIncoming(req, cap, record);
     if (maxCommands !== undefined && moreElementsThan(bytes, maxCommands)) {
       throw new BadCommand(`more than ${maxCommands} commands in one request; the limit is ${maxCommands}`);
     }
@@ -206,48 +278,93 @@ export function createGateway({
     return JSON.parse(text) as unknown;
   };
 
-  app.post('/', async (c) => single(c, jsonCommand(await readJson(c))));
-
-  app.post('/pipeline', async (c) => {
-    const commands = jsonCommands(await readJson(c, maxPipeline), maxPipeline);
-    const refused = refuse(c, commands) ?? (c.get('scope') === 'admin' ? await unknown(c, commands) : undefined);
+  /** /pipeline (outcomes one by one) and /multi-exec (one transaction). */
+  const many = async (scope: Scope, commands: Arg[][], base64: boolean, atomic: boolean, record: RequestRecord | undefined): Promise<Answer> => {
+    const refused = await checked(scope, commands);
     if (refused) return refused;
-    const held = fence(c);
+    const held = fence(scope);
     if (held) await held;
-    const scope = c.get('scope');
-    const outcomes = await Promise.all(commands.map((args) => backend.command(scope, args)));
-    noteOutcomes(c, 'pipeline', commands, outcomes);
-    return json(
-      c,
-      outcomes.map((o) => bodyOf(o, base64(c))),
+    if (!atomic) {
+      const outcomes = await Promise.all(commands.map((args) => backend.command(scope, args)));
+      noteOutcomes(record, 'pipeline', commands, outcomes);
+      return answer(outcomes.map((o) => bodyOf(o, base64)));
+    }
+    const outcomes = await backend.transaction(scope, commands);
+    noteOutcomes(record, 'multi_exec', commands, outcomes);
+    if (!Array.isArray(outcomes)) return answer(bodyOf(outcomes as Outcome, false), 400);
+    return answer(outcomes.map((o) => bodyOf(o, base64)));
+  };
+
+  /** The answer to an authenticated request. */
+  const route = async (req: IncomingMessage, scope: Scope, path: string, raw: string, record: RequestRecord | undefined): Promise<Answer> => {
+    const method = req.method;
+    const encoding = req.headers['upstash-encoding'];
+    const base64 = typeof encoding === 'string' && encoding.toLowerCase() === 'base64';
+    const cap = capOf(scope);
+    if (method === 'POST') {
+      if (path === '/') return single(scope, jsonCommand(await readJson(req, cap, record)), base64, record);
+      if (path === '/pipeline') return many(scope, jsonCommands(await readJson(req, cap, record, maxPipeline), maxPipeline), base64, false, record);
+      if (path === '/multi-exec') return many(scope, jsonCommands(await readJson(req, cap, record, maxPipeline), maxPipeline), base64, true, record);
+      return single(scope, pathCommand(raw, await readIncoming(req, cap, record)), base64, record);
+    }
+    // HEAD would run the command as a GET does (Hono served HEAD from GET routes)
+    if (method === 'GET') return single(scope, pathCommand(raw, undefined), base64, record);
+    return notAllowed(method);
+  };
+
+  const sinks = observe?.sinks ?? [];
+  const respond = (req: IncomingMessage, res: ServerResponse, path: string, record: RequestRecord | undefined, { status, body, headers }: Answer) => {
+    const text = JSON.stringify(body);
+    const head: Record<string, string | number> = { 'Content-Type': 'application/json', ...headers };
+    // a HEAD's answer had no Content-Length (Hono answered it with a bodiless copy of the GET's)
+    if (req.method !== 'HEAD') head['Content-Length'] = Buffer.byteLength(text);
+    if (record) head['X-Request-Id'] = record.id;
+    // a request that was in flight when draining began: its client must not reuse the socket
+    if (draining()) head.Connection = 'close';
+    const summary = record?.summary(req.method!, routeOf(req.method, path), status);
+    res.writeHead(status, head);
+    res.end(text);
+    if (summary) tell(sinks, summary);
+  };
+
+  /** GET /metrics: in front of everything else, neither logged nor counted (withMetrics' rule). */
+  const serveMetrics = (req: IncomingMessage, res: ServerResponse) => {
+    const send = ({ status, headers, body }: { status: number; headers?: Record<string, string>; body: string }) => {
+      res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    if (!metrics) return send({ status: 404, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: 'ERR no such route' }) });
+    const result = metrics(req.method!, authorizationOf(req));
+    if (result instanceof Promise) {
+      result.then(send, (err: unknown) => {
+        console.error(`gateway: /metrics: ${(err as Error).stack ?? String(err)}`);
+        send({ status: 500, headers: { 'Content-Type': 'text/plain; charset=UTF-8' }, body: 'Internal Server Error' });
+      });
+    } else send(result);
+  };
+
+  return (req, res) => {
+    const target = targetOf(req);
+    if (!target) {
+      res.writeHead(400, { 'Content-Length': 0 }).end();
+      return;
+    }
+    const { url, path, raw } = target;
+    // the path of the URL as withMetrics read it (a path of two segments or more is the target as sent)
+    if (url.charCodeAt(0) !== 47 && pathOf(url) === '/metrics') return serveMetrics(req, res);
+    const record = observe && startRequest(header(req.headers['x-request-id']), header(req.headers.traceparent), observe.observer);
+    if (draining()) return respond(req, res, path, record, path === '/readyz' ? notReady('draining') : unavailable('the gateway is shutting down'));
+    const method = req.method;
+    if ((method === 'GET' || method === 'HEAD') && (path === '/healthz' || path === '/readyz')) {
+      if (path === '/healthz') return respond(req, res, path, record, answer({ status: 'ok' }));
+      void readyz().then((a) => respond(req, res, path, record, a));
+      return;
+    }
+    const scope = authenticate(req, url);
+    if (typeof scope !== 'string') return respond(req, res, path, record, scope);
+    route(req, scope, path, raw, record).then(
+      (a) => respond(req, res, path, record, a),
+      (err: unknown) => respond(req, res, path, record, failure(err, req, path, capOf(scope))),
     );
-  });
-
-  app.post('/multi-exec', async (c) => {
-    const commands = jsonCommands(await readJson(c, maxPipeline), maxPipeline);
-    const refused = refuse(c, commands) ?? (c.get('scope') === 'admin' ? await unknown(c, commands) : undefined);
-    if (refused) return refused;
-    const held = fence(c);
-    if (held) await held;
-    const outcomes = await backend.transaction(c.get('scope'), commands);
-    noteOutcomes(c, 'multi_exec', commands, outcomes);
-    if (!Array.isArray(outcomes)) return json(c, bodyOf(outcomes as Outcome, false), 400);
-    return json(
-      c,
-      outcomes.map((o) => bodyOf(o, base64(c))),
-    );
-  });
-
-  // The path as sent: Hono's c.req.path is partly decoded (and %FF must stay a byte), and the
-  // Request's URL has dot segments resolved (so %2E%2E would drop an argument).
-  const rawPath = (c: Context<Env>) => (c.env?.incoming?.url ?? new URL(c.req.url).pathname).split('?')[0]!;
-  app.get('/*', (c) => {
-    // Hono serves HEAD from the GET routes, which would run the command
-    if (c.req.raw.method === 'HEAD') return notAllowed(c);
-    return single(c, pathCommand(rawPath(c), undefined));
-  });
-  app.post('/*', async (c) => single(c, pathCommand(rawPath(c), await readBody(c, capOf(c)))));
-  app.all('/*', notAllowed);
-
-  return app;
+  };
 }

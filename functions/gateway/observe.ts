@@ -2,11 +2,10 @@
 // each project script's call and reply (its verdict, its queue from its first key), NOSCRIPT
 // replies (each makes a producer send EVAL), and the size of each pipeline or transaction.
 // The gateway does not retry or fall back itself: its producers do.
-import type { Context } from 'hono';
 import type { Arg, Outcome } from '../../shared/connection.js';
 import { errorCode } from '../../shared/observe.js';
 import { allScripts, type Script } from '../../shared/scripts.js';
-import { noteCode, requestOf } from '../http/request-context.js';
+import type { RequestRecord } from '../http/request-record.js';
 
 const bySha = new Map(allScripts.map((s) => [s.sha1, s]));
 const byText = new Map(allScripts.map((s) => [s.text, s]));
@@ -24,17 +23,16 @@ function scriptCall(args: readonly Arg[]): { script: Script; keys: string[] } | 
 
 /** The commands a request relayed and their outcomes (one outcome for an aborted transaction). */
 export function noteOutcomes(
-  c: Context,
+  record: RequestRecord | undefined,
   kind: 'single' | 'pipeline' | 'multi_exec',
   commands: ReadonlyArray<readonly Arg[]>,
   outcomes: readonly Outcome[] | Outcome,
 ): void {
-  const record = requestOf(c);
   if (!record) return;
   if (kind !== 'single') record.pipeline(commands.length, kind);
   if (!Array.isArray(outcomes)) {
     const one = outcomes as Outcome;
-    if (!one.ok) noteCode(c, errorCode(one.error));
+    if (!one.ok) record.code = errorCode(one.error);
     return;
   }
   outcomes.forEach((outcome, i) => {
@@ -43,6 +41,6 @@ export function noteOutcomes(
       if (!outcome.ok && errorCode(outcome.error) === 'NOSCRIPT') record.noscript(call.script);
       record.script(call.script, outcome, call.keys);
     }
-    if (kind === 'single' && !outcome.ok) noteCode(c, errorCode(outcome.error));
+    if (kind === 'single' && !outcome.ok) record.code = errorCode(outcome.error);
   });
 }

@@ -11,8 +11,8 @@ import { createGateway } from './app.js';
 import { glideBackend } from './backend.js';
 import { listen } from '../http/listen.js';
 import { flushLines, writeLine } from '../http/log-lines.js';
-import { createMetrics, withMetrics } from '../http/metrics.js';
-import { observeRequests, type RequestSink } from '../http/request-context.js';
+import { createMetrics, metricsEndpoint } from '../http/metrics.js';
+import type { SummarySink } from '../http/request-record.js';
 import { eventLine, requestLog } from '../http/request-log.js';
 import { gatewayConfigFrom } from './config.js';
 
@@ -53,19 +53,19 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
     },
   );
   let draining = false;
-  const sinks: RequestSink[] = [requestLog({ app: 'gateway', level: () => logLevel, write: writeLine })];
+  const sinks: SummarySink[] = [requestLog({ app: 'gateway', level: () => logLevel, write: writeLine })];
   if (metrics) sinks.push(metrics.sink);
-  const app = createGateway({
+  const listener = createGateway({
     backend,
     tokens,
     scripts: allScripts,
     ...settings,
     draining: () => draining,
-    use: [observeRequests({ observer: metrics?.observer, sinks })],
+    observe: { observer: metrics?.observer, sinks },
+    // /metrics is the gateway's, not a path-style command: 404 while off
+    metrics: metricsEndpoint({ token: metricsToken, metrics }),
   });
-  // /metrics is the gateway's, not a path-style command: 404 while off
-  const off = () => Response.json({ error: 'ERR no such route' }, { status: 404 });
-  const { server, url } = await listen({ fetch: withMetrics(app.fetch, { token: metricsToken, metrics, off }), host, port, limits, tls });
+  const { server, url } = await listen({ listener, host, port, limits, tls });
 
   let stopped: Promise<void> | undefined;
   const stop = () =>

@@ -1,17 +1,27 @@
-// Reading a request body under a cap, with web APIs only (the gateway on Node, the producer
-// anywhere). A declared Content-Length over the cap is refused before a byte is read; a
-// chunked body is counted as it streams in and refused the moment it passes the cap, so
-// the rest is never read. (Cheaper than hono/body-limit, which makes @hono/node-server
-// build a full Request for every request, GETs included.)
+// Reading a request body under a cap, with web APIs (the producer, anywhere; the gateway's
+// node:http twin is incoming.ts, on the same rules). A declared Content-Length over the cap is
+// refused before a byte is read; a chunked body is counted as it streams in and refused the
+// moment it passes the cap, so the rest is never read. (Cheaper than hono/body-limit, which
+// makes @hono/node-server build a full Request for every request, GETs included.)
 import type { Context } from 'hono';
 import { noteBytes } from './request-context.js';
 
-export class TooLarge extends Error {}
+export class TooLarge extends Error {
+  /** True when part of the body was read: the rest is left unread, so the connection must close. */
+  constructor(readonly partly = false) {
+    super('the request body is larger than the cap');
+  }
+}
+
+/** A declared Content-Length (without Transfer-Encoding) over `max`. */
+export const declaredOver = (length: string | undefined, encoding: string | undefined, max: number) =>
+  length !== undefined && encoding === undefined && Number(length) > max;
 
 export async function readBody(c: Context, max: number): Promise<Uint8Array> {
   const declared = c.req.header('content-length');
-  if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
-    if (Number(declared) > max) throw new TooLarge();
+  const encoding = c.req.header('transfer-encoding');
+  if (declaredOver(declared, encoding, max)) throw new TooLarge();
+  if (declared !== undefined && encoding === undefined) {
     const bytes = new Uint8Array(await c.req.raw.arrayBuffer()); // the raw Request: Hono's copy caches it
     noteBytes(c, bytes.length);
     return bytes;
@@ -28,7 +38,7 @@ export async function readBody(c: Context, max: number): Promise<Uint8Array> {
     if (size > max) {
       noteBytes(c, size);
       await reader.cancel();
-      throw new TooLarge();
+      throw new TooLarge(true);
     }
     chunks.push(value);
   }

@@ -1,12 +1,16 @@
-// A Hono app on a Node server with its caps and timeouts (limits.ts), over HTTPS when given a
+// A Hono app (a fetch handler, on @hono/node-server) or a node:http request listener (the
+// gateway) on a Node server with its caps and timeouts (limits.ts), over HTTPS when given a
 // certificate and key. Resolves once it listens, with the URL it answers on.
 import { serve, type ServerType } from '@hono/node-server';
+import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { serverOptions, type ServerLimits } from './limits.js';
 
 export interface ListenOptions {
-  fetch: Parameters<typeof serve>[0]['fetch'];
+  /** A fetch handler (served by @hono/node-server), or `listener`. */
+  fetch?: Parameters<typeof serve>[0]['fetch'];
+  listener?: RequestListener;
   host: string;
   port: number;
   limits: ServerLimits;
@@ -19,12 +23,19 @@ export interface Listening {
   url: string;
 }
 
-export async function listen({ fetch, host, port, limits, tls }: ListenOptions): Promise<Listening> {
+export async function listen({ fetch, listener, host, port, limits, tls }: ListenOptions): Promise<Listening> {
   const options = serverOptions(limits);
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = tls
-      ? serve({ fetch, hostname: host, port, createServer: createHttpsServer, serverOptions: { ...options, cert: tls.cert, key: tls.key } }, () => resolve(s))
-      : serve({ fetch, hostname: host, port, serverOptions: options }, () => resolve(s));
+    let s: ServerType;
+    if (listener) {
+      s = tls ? createHttpsServer({ ...options, cert: tls.cert, key: tls.key }, listener) : createHttpServer(options, listener);
+      s.listen(port, host, () => resolve(s));
+    } else {
+      if (!fetch) throw new TypeError('listen() needs a fetch handler or a request listener');
+      s = tls
+        ? serve({ fetch, hostname: host, port, createServer: createHttpsServer, serverOptions: { ...options, cert: tls.cert, key: tls.key } }, () => resolve(s))
+        : serve({ fetch, hostname: host, port, serverOptions: options }, () => resolve(s));
+    }
     s.once('error', reject);
   });
   // connections past the cap are closed as they are accepted (Node emits 'drop')

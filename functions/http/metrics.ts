@@ -2,13 +2,13 @@
 // writes Analytics Engine data points instead, functions/producer/analytics.ts). One registry
 // per server. Labels are bounded: route patterns (never a raw path), methods, statuses, script
 // names, verdicts and error codes from fixed sets; never a queue, an id or a token.
-// GET /metrics is served in front of the app (withMetrics) so scrapes are neither logged nor
+// GET /metrics is served in front of the app (withMetrics; the gateway: metricsEndpoint) so scrapes are neither logged nor
 // counted as requests; it needs EMQ_METRICS_TOKEN as a bearer token, compared in constant time.
 import { hash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FenceState } from '../../shared/fence.js';
 import { type Observer, verdictOf } from '../../shared/observe.js';
-import type { RequestSink } from './request-context.js';
+import type { SummarySink } from './request-record.js';
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SIZES = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
@@ -25,7 +25,7 @@ export interface Metrics {
   /** The core's counts: script verdicts, NOSCRIPT fallbacks, transient and REST retries, pipeline sizes. */
   observer: Observer;
   /** Per request: count, latency, body bytes. */
-  sink: RequestSink;
+  sink: SummarySink;
   /** A connection's availability ('producer', 'admin', 'glide'): reconnects and the time spent unavailable. */
   availability(connection: string): AvailabilityEvents;
   /** The `{emq}:version` fence's state. */
@@ -181,8 +181,8 @@ export function createMetrics(): Metrics {
 
 const digest = (s: string) => hash('sha256', s, 'buffer');
 
-/** The path of a request URL, without its query. */
-function pathOf(url: string): string {
+/** The path of a request URL (absolute), without its query. */
+export function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2);
   if (start < 0) return '/';
   const query = url.indexOf('?', start);
@@ -195,24 +195,45 @@ export interface ServeMetricsOptions {
   /** EMQ_METRICS_TOKEN; undefined: /metrics is off. */
   token: string | undefined;
   metrics: Metrics | undefined;
-  /** The answer while off; default: the app's own (its 404). */
-  off?: () => Response;
 }
 
+/** An answer of GET /metrics: a status, headers and a text body (the exposition's Content-Type; none on a 401 or 405, as @hono/node-server wrote them). */
+export interface MetricsAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** GET /metrics's answer to a request, given its method and its Authorization header (every occurrence, joined as Fetch reads them). */
+export type MetricsEndpoint = (method: string, authorization: string | null | undefined) => MetricsAnswer | Promise<MetricsAnswer>;
+
 /**
- * `fetch` with GET /metrics answered in front of it: 404 while off, 401 without the metrics
- * token (compared in constant time, before anything else is done), else the exposition.
+ * GET /metrics, without a web framework (withMetrics serves it in front of a fetch handler,
+ * the gateway in its node:http listener); undefined while off. 405 for any other method, 401
+ * without the metrics token (compared in constant time, before anything else is done), else
+ * the exposition.
  */
-export function withMetrics<F extends Fetch>(fetch: F, { token, metrics, off }: ServeMetricsOptions): F {
-  const expected = token === undefined ? undefined : digest(token);
-  return ((request: Request, ...rest: never[]) => {
-    if (pathOf(request.url) !== '/metrics') return fetch(request, ...rest);
-    if (expected === undefined || metrics === undefined) return off ? off() : fetch(request, ...rest);
-    if (request.method !== 'GET') return new Response('use GET\n', { status: 405, headers: { Allow: 'GET' } });
-    const presented = /^bearer\s+(\S+)\s*$/i.exec(request.headers.get('Authorization') ?? '')?.[1] ?? '';
+export function metricsEndpoint({ token, metrics }: ServeMetricsOptions): MetricsEndpoint | undefined {
+  if (token === undefined || metrics === undefined) return undefined;
+  const expected = digest(token);
+  return (method, authorization) => {
+    if (method !== 'GET') return { status: 405, headers: { Allow: 'GET' }, body: 'use GET\n' };
+    const presented = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1] ?? '';
     if (!timingSafeEqual(digest(presented), expected)) {
-      return new Response('send Authorization: Bearer <EMQ_METRICS_TOKEN>\n', { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } });
+      return { status: 401, headers: { 'WWW-Authenticate': 'Bearer' }, body: 'send Authorization: Bearer <EMQ_METRICS_TOKEN>\n' };
     }
-    return metrics.registry.metrics().then((text) => new Response(text, { headers: { 'Content-Type': metrics.registry.contentType } }));
+    return metrics.registry.metrics().then((body) => ({ status: 200, headers: { 'Content-Type': metrics.registry.contentType }, body }));
+  };
+}
+
+const responseOf = ({ status, headers, body }: MetricsAnswer) => new Response(body, { status, headers });
+
+/** `fetch` with GET /metrics answered in front of it (metricsEndpoint); while off, the app's own answer (its 404). */
+export function withMetrics<F extends Fetch>(fetch: F, options: ServeMetricsOptions): F {
+  const endpoint = metricsEndpoint(options);
+  return ((request: Request, ...rest: never[]) => {
+    if (endpoint === undefined || pathOf(request.url) !== '/metrics') return fetch(request, ...rest);
+    const answer = endpoint(request.method, request.headers.get('Authorization'));
+    return answer instanceof Promise ? answer.then(responseOf) : responseOf(answer);
   }) as F;
 }

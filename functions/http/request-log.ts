@@ -5,7 +5,7 @@
 //    "method":"POST","route":"/v1/queues/:queue/jobs","status":201,"ms":1.93,
 //    "queue":"emails","verdict":"enqueued","code":"…","bytes":14}
 // Runtime-agnostic: the caller says where a line goes (Node: stdout; Worker: console.log).
-import type { RequestSink, RequestSummary } from './request-context.js';
+import type { RequestSummary, SummarySink } from './request-record.js';
 
 export type LogLevel = 'off' | 'info' | 'debug';
 export const LOG_LEVELS: readonly LogLevel[] = ['info', 'debug', 'off'];
@@ -51,7 +51,7 @@ export function requestLine(app: string, level: LogLevel, s: RequestSummary): st
 }
 
 /** A sink that writes each request's line. */
-export function requestLog({ app, level, write }: RequestLogOptions): RequestSink {
+export function requestLog({ app, level, write }: RequestLogOptions): SummarySink {
   return (summary) => {
     let at: LogLevel;
     try {

@@ -1,0 +1,46 @@
+// Reading a node:http request's body under a cap (the gateway; Node only), on body.ts's
+// rules: a declared Content-Length over the cap is refused before a byte is read, a chunked
+// body the moment it passes the cap, and the rest is never read.
+import type { IncomingMessage } from 'node:http';
+import { TooLarge, declaredOver } from './body.js';
+
+/**
+ * The body of a node:http request: its bytes (the chunks as they came, not copied when one).
+ * `read.bytes` is added the bytes read (the request's record, for its log line and metrics),
+ * those of a body refused part way included, as readBody notes them.
+ */
+export function readIncoming(req: IncomingMessage, max: number, read?: { bytes: number }): Promise<Uint8Array> {
+  if (declaredOver(req.headers['content-length'], req.headers['transfer-encoding'], max)) return Promise.reject(new TooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        if (read) read.bytes += size;
+        stop();
+        req.pause();
+        reject(new TooLarge(true));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      if (read) read.bytes += size;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      stop();
+      reject(err);
+    };
+    const onClose = () => {
+      stop();
+      reject(new Error('the client closed the connection before the body ended'));
+    };
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
+}

@@ -1,0 +1,183 @@
+// A request's record, with no web framework in it: its id (X-Request-Id when sane, else
+// minted), its W3C traceparent when valid, what the core did for it (shared/observe.ts), and
+// its summary once answered, for the sinks (log line, metrics, the Worker's data points).
+// request-context.ts puts it in front of a Hono app; the gateway's node:http listener
+// (functions/gateway/app.ts) uses it directly. Runtime-agnostic.
+import type { Outcome } from '../../shared/connection.js';
+import { type Observer, queueOfKey, verdictOf } from '../../shared/observe.js';
+import type { Script } from '../../shared/scripts.js';
+
+/** A caller's X-Request-Id is kept when it is 1 to 128 printable ASCII characters, no space. */
+const SANE_ID = /^[\x21-\x7e]{1,128}$/;
+// version 00 exactly; a later version may append fields after the first four (W3C Trace Context §3.2.4)
+/** A queue name as logged: printable ASCII, bounded. */
+const QUEUE_SHAPE = /^[\x21-\x7e]{1,200}$/;
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[\x21-\x7e]*)?$/;
+
+/** The caller's request id when sane, else undefined (then one is minted). */
+export function saneRequestId(header: string | undefined): string | undefined {
+  return header !== undefined && SANE_ID.test(header) ? header : undefined;
+}
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+// one getRandomValues call per 256 ids: on Node each call costs more than the rest of the id
+let pool = new Uint8Array(0);
+let at = 0;
+
+/** 128 random bits as 32 hex digits. */
+export function mintRequestId(): string {
+  if (at + 16 > pool.length) {
+    pool = crypto.getRandomValues(new Uint8Array(4096));
+    at = 0;
+  }
+  let out = '';
+  for (const end = at + 16; at < end; at++) out += HEX[pool[at]!];
+  return out;
+}
+
+/** A valid traceparent header and its trace id, else undefined (then nothing is passed on). */
+export function traceparentOf(header: string | undefined): { header: string; traceId: string } | undefined {
+  if (header === undefined || header.length > 512) return undefined;
+  const m = TRACEPARENT.exec(header);
+  if (!m) return undefined;
+  const [, version, traceId, parentId, , rest] = m;
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
+  if (/^0+$/.test(traceId!) || /^0+$/.test(parentId!)) return undefined;
+  return { header, traceId: traceId! };
+}
+
+/** What a request did, once answered: what the sinks get. Never a payload, a token or a header's value beyond the id and trace. */
+export interface RequestSummary {
+  /** Unix ms when the request arrived. */
+  time: number;
+  id: string;
+  traceId: string | undefined;
+  method: string;
+  /** The route pattern that served it ('unmatched' when none did): never the raw path. */
+  route: string;
+  status: number;
+  ms: number;
+  /** The queue its script calls (else its route) named, when it got that far. */
+  queue: string | undefined;
+  /** Script calls by verdict label: `enqueued`, `duplicate`, `refused:EMQKIND`... */
+  verdicts: Record<string, number>;
+  /** Script calls by script, verdict and code. */
+  calls: ReadonlyArray<{ script: string; verdict: string; code: string; count: number }>;
+  /** The answer's error code: the producer's problem code, or the gateway's error reply code. */
+  code: string | undefined;
+  /** Request body bytes read. */
+  bytes: number;
+  noscript: number;
+  transient: number;
+  retries: number;
+  pipelines: number;
+  pipelineCommands: number;
+}
+
+/** Gets each request's summary once it is answered (a request log, the metrics). */
+export type SummarySink = (summary: RequestSummary) => void;
+
+/** The request's running record; also the observer its calls report to (and, through it, the process's). */
+export class RequestRecord implements Observer {
+  readonly time = Date.now();
+  private readonly started = performance.now();
+  queue: string | undefined;
+  code: string | undefined;
+  bytes = 0;
+  readonly counts = { noscript: 0, transient: 0, retries: 0, pipelines: 0, pipelineCommands: 0 };
+  private readonly calls = new Map<string, { script: string; verdict: string; code: string; count: number }>();
+
+  constructor(
+    readonly id: string,
+    readonly trace: { header: string; traceId: string } | undefined,
+    private readonly process: Observer | undefined,
+  ) {}
+
+  /** The headers its calls carry over REST. */
+  get headers(): Record<string, string> {
+    return this.trace ? { 'X-Request-Id': this.id, traceparent: this.trace.header } : { 'X-Request-Id': this.id };
+  }
+
+  script(script: Script, outcome: Outcome, keys: readonly string[]): void {
+    // a gateway's caller may send any key: only a queue-like tag reaches the log
+    const queue = this.queue === undefined ? queueOfKey(keys[0]) : undefined;
+    if (queue !== undefined && QUEUE_SHAPE.test(queue)) this.queue = queue;
+    const { verdict, code = '' } = verdictOf(script, outcome);
+    const key = `${script.name} ${verdict} ${code}`;
+    const seen = this.calls.get(key) ?? { script: script.name, verdict, code, count: 0 };
+    seen.count++;
+    this.calls.set(key, seen);
+    this.process?.script?.(script, outcome, keys);
+  }
+
+  noscript(script: Script): void {
+    this.counts.noscript++;
+    this.process?.noscript?.(script);
+  }
+
+  transient(reply: string): void {
+    this.counts.transient++;
+    this.process?.transient?.(reply);
+  }
+
+  pipeline(size: number, kind?: string): void {
+    this.counts.pipelines++;
+    this.counts.pipelineCommands += size;
+    this.process?.pipeline?.(size, kind);
+  }
+
+  retry(reason: string): void {
+    this.counts.retries++;
+    this.process?.retry?.(reason);
+  }
+
+  /**
+   * What the request did, once answered: `route` is the pattern that served it, `routeQueue`
+   * the queue its route named (used when no script call named one).
+   */
+  summary(method: string, route: string, status: number, routeQueue?: string): RequestSummary {
+    const calls = [...this.calls.values()];
+    const verdicts: Record<string, number> = {};
+    for (const { verdict, code, count } of calls) {
+      const label = verdict === 'refused' ? `refused:${code}` : verdict;
+      verdicts[label] = (verdicts[label] ?? 0) + count;
+    }
+    const { noscript, transient, retries, pipelines, pipelineCommands } = this.counts;
+    // no object spread here: V8 builds a spread-then-extended literal on a slow path (~10 µs)
+    return {
+      noscript,
+      transient,
+      retries,
+      pipelines,
+      pipelineCommands,
+      time: this.time,
+      id: this.id,
+      traceId: this.trace?.traceId,
+      method,
+      route,
+      status,
+      ms: Math.round((performance.now() - this.started) * 1000) / 1000,
+      queue: this.queue ?? (routeQueue !== undefined && QUEUE_SHAPE.test(routeQueue) ? routeQueue : undefined),
+      verdicts,
+      calls,
+      code: this.code,
+      bytes: this.bytes,
+    };
+  }
+}
+
+/** A new request's record: the caller's id when sane (else a minted one), its valid traceparent. */
+export function startRequest(id: string | undefined, traceparent: string | undefined, observer: Observer | undefined): RequestRecord {
+  return new RequestRecord(saneRequestId(id) ?? mintRequestId(), traceparentOf(traceparent), observer);
+}
+
+/** Hands `summary` to each sink; a sink that throws is ignored (a sink never fails a request). */
+export function tell<A extends unknown[]>(sinks: ReadonlyArray<(summary: RequestSummary, ...rest: A) => void>, summary: RequestSummary, ...rest: A): void {
+  for (const sink of sinks) {
+    try {
+      sink(summary, ...rest);
+    } catch {
+      // ignored
+    }
+  }
+}
