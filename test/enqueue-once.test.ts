@@ -1,7 +1,7 @@
 // @enqueue-once through each connection against each real server: the library's dedup key
 // (emq:{q}:de:<dedupId>, a string holding the bare job id, with a TTL) that absorbs webhook
 // redeliveries and Idempotency-Key retries. Its refusals write nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome, Reply } from '../shared/connection.js';
 import {
   enqueueGroupedOnce,
@@ -20,7 +20,7 @@ import {
   replyText,
 } from '../shared/index.js';
 import { MINT_TRIES } from '../shared/enqueue.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot, type Admin } from './support/admin.js';
 import { connectedTo, targets } from './support/targets.js';
 
 /** A job id the EchoMQ library minted (LIBRARY.md §a.4: 2026-01-01T00:00:00Z, node 4, seq 0). */

@@ -1,7 +1,7 @@
 // @genqueue and @genqueue-once through each connection against each real server: the row
 // with its group, the lane entry at score 0, the ring and wake exactly as the library's rule;
 // the flat pending set untouched; duplicates and every refusal write nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome } from '../shared/connection.js';
 import {
   BatchError,
@@ -24,7 +24,7 @@ import {
   mintId,
   validateGroup,
 } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot, type Admin } from './support/admin.js';
 import { connectedTo, targets } from './support/targets.js';
 
 const A = 'PRT0KHTOWnGLuC';

@@ -2,10 +2,10 @@
 // library reads it (Metrics.get_job_state's @state_lookup): by which set holds the id,
 // pending, active, schedule, dead in that order, else a flow parent by its row's state
 // field; attempts from the row. Reads only.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome } from '../shared/connection.js';
 import { InvalidIdError, KindError, ProtocolError, WrongTypeError, enqueue, enqueueGrouped, jobState, jobStateScript, mintId } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot, type Admin } from './support/admin.js';
 import { connectedTo, targets } from './support/targets.js';
 
 const SETS = ['pending', 'active', 'schedule', 'dead'] as const;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { enqueueGrouped, enqueueGroupedMany, enqueueGroupedOnce, mintId, schedule, scheduleMany, scheduleOnce } from '../shared/index.js';
 import { freshQueue } from './support/admin.js';
-import { libraryAcceptsId, libraryConsumer, libraryJobKey } from './support/consumer.js';
+import { libraryAcceptsId, libraryConsumer } from './support/consumer.js';
 import { connectedTo, targets } from './support/targets.js';
 
 const A = 'PRT0KHTOWnGLuC';

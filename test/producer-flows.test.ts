@@ -42,6 +42,7 @@ describe.each(targets())('POST /v1/queues/{q}/flows: $name', (target) => {
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
       }),
     );
+    // biome-ignore lint/suspicious/noExplicitAny: tests read fields of whatever JSON came back
     return { status: res.status, location: res.headers.get('Location'), body: (await res.json()) as Record<string, any> };
   };
 

@@ -98,30 +98,30 @@ describe('scripts/gen-scripts.mjs refuses', () => {
   });
 
   it.each([
-    ['an include of a file not in lua/lib/', { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include lib/b.lua\n' }, /must be --#include of a file in lua\/lib\//],
-    ['an include outside lua/lib/', { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include ../lib/a.lua\n' }, /must be --#include of a file in lua\/lib\//],
-    ['another --# line', { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include lib/a.lua\n--#end lib/a.lua\n' }, /must be --#include of a file in lua\/lib\//],
+    ['an include of a file not in lua/lib/', { 'lib/a.lua': LIB, 's.lua': `${HEAD}--#include lib/b.lua\n` }, /must be --#include of a file in lua\/lib\//],
+    ['an include outside lua/lib/', { 'lib/a.lua': LIB, 's.lua': `${HEAD}--#include ../lib/a.lua\n` }, /must be --#include of a file in lua\/lib\//],
+    ['another --# line', { 'lib/a.lua': LIB, 's.lua': `${HEAD}--#include lib/a.lua\n--#end lib/a.lua\n` }, /must be --#include of a file in lua\/lib\//],
     [
       'an include with trailing text',
-      { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include lib/a.lua -- the helpers\n' },
+      { 'lib/a.lua': LIB, 's.lua': `${HEAD}--#include lib/a.lua -- the helpers\n` },
       /must be --#include of a file in lua\/lib\//,
     ],
-    ['a library included twice', { 'lib/a.lua': LIB, 's.lua': HEAD + '--#include lib/a.lua\n--#include lib/a.lua\n' }, /twice/],
+    ['a library included twice', { 'lib/a.lua': LIB, 's.lua': `${HEAD}--#include lib/a.lua\n--#include lib/a.lua\n` }, /twice/],
     [
       'a nested include',
-      { 'lib/a.lua': LIB, 'lib/b.lua': `${LIB.replace('lib/a.lua', 'lib/b.lua')}--#include lib/a.lua\n`, 's.lua': HEAD + '--#include lib/b.lua\n' },
+      { 'lib/a.lua': LIB, 'lib/b.lua': `${LIB.replace('lib/a.lua', 'lib/b.lua')}--#include lib/a.lua\n`, 's.lua': `${HEAD}--#include lib/b.lua\n` },
       /no nested includes/,
     ],
     [
       'a library without its header',
-      { 'lib/a.lua': 'local function a() return 1 end\n', 's.lua': HEAD + '--#include lib/a.lua\n' },
+      { 'lib/a.lua': 'local function a() return 1 end\n', 's.lua': `${HEAD}--#include lib/a.lua\n` },
       /must open with a --\[\[ \]\] header/,
     ],
     ['a script without its header', { 's.lua': 'return 1\n' }, /lua\/s\.lua must open with a --\[\[ \]\] header: its contract/],
     ['a script that is not printable ASCII', { 's.lua': `${HEAD}return 'caf\u00e9'\n` }, /lua\/s\.lua must be printable ASCII/],
     [
       'a library that is not printable ASCII',
-      { 'lib/a.lua': `${LIB}-- \r\n`, 's.lua': HEAD + '--#include lib/a.lua\n' },
+      { 'lib/a.lua': `${LIB}-- \r\n`, 's.lua': `${HEAD}--#include lib/a.lua\n` },
       /lua\/lib\/a\.lua must be printable ASCII/,
     ],
   ] as const)('%s', (_, files, message) => {
