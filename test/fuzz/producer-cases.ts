@@ -1694,6 +1694,19 @@ export const placementArb: fc.Arbitrary<ProducerCase> = fc.oneof(
 // ---------------------------------------------------------------- the bugs this fuzz found, replayed first on every run
 
 const ok: AuthV = { t: 'ok', who: 'all' };
+/** A POST …/jobs to fz-a.1, unplaced, with `over` laid on. */
+const plainJob = (over: Partial<JobsCase>): ProducerCase => ({
+  t: 'jobs',
+  auth: ok,
+  queue: { seg: 'fz-a.1' },
+  id: undefined,
+  key: undefined,
+  contentType: undefined,
+  body: { t: 'text', text: 'plain' },
+  extra: undefined,
+  place: {},
+  ...over,
+});
 const hook = (over: Partial<HookCase>): HookCase => ({
   t: 'hook',
   source: { known: 'gh' },
@@ -1735,6 +1748,19 @@ export const PRODUCER_EXAMPLES: ProducerCase[] = [
   hook({ body: { t: 'sized', size: 40_000, fill: 'mixed' }, delivery: { t: 'fresh', value: 'regression-big' } }),
   hook({ source: { known: 'st' }, stripe: 'jsonJunk', jsonJunk: 'null' }),
   hook({ source: { known: 'sw' }, stripe: 'jsonJunk', jsonJunk: 'null', delivery: { t: 'fresh', value: 'regression-sw' } }),
+  // each answer the property insists it saw, so that no seed can miss one
+  plainJob({}),
+  plainJob({ auth: { t: 'none' } }),
+  plainJob({ id: { t: 'raw', value: 'JOB' } }),
+  plainJob({ body: { t: 'sized', size: MAX_PAYLOAD + 1, fill: 'ascii' } }),
+  {
+    t: 'batch',
+    auth: ok,
+    queue: { seg: 'fz-a.1' },
+    doc: { t: 'items', items: [{ t: 'text', payload: 'batched', id: undefined, place: {} }] },
+    contentType: undefined,
+    extra: undefined,
+  },
 ];
 
 /** A POST …/jobs to fz-a.1 with this placement. */
