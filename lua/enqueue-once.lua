@@ -32,6 +32,7 @@ read only.
 ]]
 
 --#include lib/wire.lua
+--#include lib/dedup.lua
 
 local id, row, pending, dedup = ARGV[1], KEYS[1], KEYS[2], KEYS[3]
 local compare, ttl, payload = ARGV[2], ARGV[3], ARGV[4]
@@ -47,7 +48,7 @@ local base = 'emq:{' .. q .. '}:'
 if not branded(id) or row ~= base .. 'job:' .. id then
   return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
 end
-if string.sub(dedup, 1, #base + 3) ~= base .. 'de:' or not valid_name(string.sub(dedup, #base + 4), 255) then
+if not dedup_key_ok(dedup, base) then
   return fail('EMQLAYOUT KEYS[3] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
 end
 if #ARGV ~= 4 or (compare ~= '0' and compare ~= '1') or not whole(ttl, 1, 9999999999) then
@@ -59,21 +60,8 @@ if held ~= 'none' and held ~= 'string' then return wrong(dedup, held, 'string') 
 if kind ~= 'none' and kind ~= 'zset' then return wrong(pending, kind, 'zset') end
 
 if held == 'string' then
-  local was = redis.call('GET', dedup)
-  if not is_job(was) or not branded(was) then
-    return fail('EMQLAYOUT ' .. shown(dedup) .. ' holds "' .. shown(was) .. '", not a branded JOB id')
-  end
-  if compare == '1' then
-    local parked = base .. 'job:' .. was
-    local t = typeof(parked)
-    if t == 'hash' then
-      -- a flat reuse of a key that parked a grouped job is another job too
-      local p, g = unpack(redis.call('HMGET', parked, 'payload', 'group'))
-      if (p and p ~= payload) or g then return fail('EMQCONFLICT job ' .. was .. ' has another payload or a group') end
-    elseif t ~= 'none' then
-      return wrong(parked, t, 'hash')
-    end
-  end
+  local was, refused = parked(dedup, base, compare, payload, nil)
+  if not was then return refused end
   return {0, was}
 end
 

@@ -49,6 +49,7 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/dedup.lua
 
 local id, compare, ttl, group, payload = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local row, lane, ring, paused, glimit, gactive, wake, dedup = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
@@ -71,7 +72,7 @@ local want = { nil, base .. 'g:' .. group .. ':pending', ring, base .. 'paused',
 for i = 2, 7 do
   if KEYS[i] ~= want[i] then return fail('EMQLAYOUT KEYS[' .. i .. '] must be ' .. shown(want[i])) end
 end
-if string.sub(dedup, 1, #base + 3) ~= base .. 'de:' or not valid_name(string.sub(dedup, #base + 4), 255) then
+if not dedup_key_ok(dedup, base) then
   return fail('EMQLAYOUT KEYS[8] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
 end
 
@@ -84,21 +85,8 @@ for i = 2, 7 do
 end
 
 if held == 'string' then
-  local was = redis.call('GET', dedup)
-  if not is_job(was) or not branded(was) then
-    return fail('EMQLAYOUT ' .. shown(dedup) .. ' holds "' .. shown(was) .. '", not a branded JOB id')
-  end
-  if compare == '1' then
-    local parked = base .. 'job:' .. was
-    local t = typeof(parked)
-    if t == 'hash' then
-      local found = redis.call('HMGET', parked, 'payload', 'group')
-      if found[1] and found[1] ~= payload then return fail('EMQCONFLICT job ' .. was .. ' has another payload') end
-      if found[1] and found[2] ~= group then return fail('EMQCONFLICT job ' .. was .. ' has another group') end
-    elseif t ~= 'none' then
-      return wrong(parked, t, 'hash')
-    end
-  end
+  local was, refused = parked(dedup, base, compare, payload, group)
+  if not was then return refused end
   return {0, was}
 end
 
