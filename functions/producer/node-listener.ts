@@ -63,6 +63,15 @@ function send(res: ServerResponse, status: number, headers: Record<string, strin
   res.end(body);
 }
 
+/** An answer that could not be written, as @hono/node-server handled one: a 500 if nothing was sent yet. */
+function failed(res: ServerResponse, err: unknown): void {
+  const error = err instanceof Error ? err : new Error('unknown error', { cause: err });
+  console.error(err);
+  if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
+  res.end(`Error: ${error.message}`);
+  res.destroy(error);
+}
+
 /** The listener: POST …/jobs taken here when it can be, everything else to `fallback`. */
 export function jobListener({ jobs, fallback, observer, sinks }: JobListenerOptions): RequestListener {
   const header = (req: IncomingMessage) => (name: string) => headerOf(req, name.toLowerCase());
@@ -125,6 +134,7 @@ export function jobListener({ jobs, fallback, observer, sinks }: JobListenerOpti
           for (const [name, value] of Object.entries(problemHeaders(p))) headers[name.toLowerCase()] = value;
           answer(res, record, queue, p.status, headers, problemJson(p));
         },
-      );
+      )
+      .catch((err: unknown) => failed(res, err));
   };
 }
