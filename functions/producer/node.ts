@@ -5,6 +5,8 @@
 // Over glide, EMQ_WIRE_VERSION fences the connection (shared/fence.ts); through a gateway,
 // the gateway's own EMQ_WIRE_VERSION fences it. Each request logs a JSON line (EMQ_LOG);
 // with EMQ_METRICS_TOKEN, GET /metrics serves Prometheus metrics (functions/http/metrics.ts).
+// The app runs on @hono/node-server, with POST …/jobs answered in front of it by the app's own
+// steps on node:http (node-listener.ts): every job's way in, without a framework's cost.
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
