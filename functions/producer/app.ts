@@ -101,6 +101,16 @@ function problemOf(err: unknown): Problem {
   return new Problem(500, 'internal', 'an unexpected error; nothing about it is shown here');
 }
 
+/** An error a route threw, as the problem its caller sees; told to the operator when it is theirs to see. */
+export function reportedProblem(err: unknown, method: string, path: string): Problem {
+  const p = problemOf(err);
+  // operators see misconfiguration (its detail names variables, never their values) and
+  // the unexpected; expected refusals and unavailability are the caller's to see
+  if (p.code === 'misconfigured') console.error(`producer: misconfigured: ${p.detail}`);
+  else if (p.code === 'internal') console.error(`producer: ${method} ${path}: ${(err as Error).stack ?? String(err)}`);
+  return p;
+}
+
 /**
  * A flow's refusals as problems: a child id that names another job is 409 job_exists with its
  * index; an error after the parent was held carries the ids to send the same flow again with.
@@ -117,7 +127,46 @@ function flowProblem(err: unknown): Problem {
   return new Problem(p.status, p.code, detail, { ...p.extra, flow: { parent: { id: partly.parent.id }, children: partly.children } });
 }
 
-export function createProducerApp({ config, connection, regionOf, minter: given, caller: own, use = [] }: ProducerOptions): Hono<Env> {
+/** POST …/jobs's checks, made before its body is read: the job's id, Idempotency-Key and placement, and the payload's cap. */
+export interface JobPlan {
+  queue: string;
+  given: string | undefined;
+  key: string | undefined;
+  placement: Placement;
+  maxPayloadBytes: number;
+  dedupeTtlSeconds: number;
+}
+
+/**
+ * POST /v1/queues/:queue/jobs in steps, without a framework: the Hono route takes them, and so
+ * does `emq producer`'s node:http listener (node-listener.ts), so both answer the same.
+ */
+export interface JobRoute {
+  /** The caller an Authorization header names (a token of EMQ_TOKENS), else undefined: 401. */
+  bearer(header: string | undefined): Caller | undefined;
+  /** The route's queue, valid and allowed for the caller. */
+  queue(queue: string, caller: Caller): string;
+  plan(queue: string, header: (name: string) => string | undefined): JobPlan;
+  /** The region that takes the queue's jobs (Emq-Region), and its connection. */
+  region(queue: string): string | undefined;
+  connection(queue: string): Connection;
+  admit(valkey: Connection, plan: JobPlan, caller: Caller, payload: Payload): Promise<Admitted>;
+}
+
+type Admitted = { id: string; verdict: 'enqueued' | 'scheduled' | 'duplicate' };
+
+export function createProducerApp(options: ProducerOptions): Hono<Env> {
+  return createProducer(options).app;
+}
+
+/**
+ * The producer app, and its POST …/jobs steps (JobRoute) for a server that takes them itself;
+ * none with an own `caller` (it reads the Hono context).
+ */
+export function createProducer({ config, connection, regionOf, minter: given, caller: own, use = [] }: ProducerOptions): {
+  app: Hono<Env>;
+  jobs: JobRoute | undefined;
+} {
   const app = new Hono<Env>();
   for (const m of use) app.use(m);
   // this app's minter, on its configured node id (or one drawn from the pool once, at first use)
@@ -130,14 +179,7 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
     return minter();
   };
 
-  app.onError((err, c) => {
-    const p = problemOf(err);
-    // operators see misconfiguration (its detail names variables, never their values) and
-    // the unexpected; expected refusals and unavailability are the caller's to see
-    if (p.code === 'misconfigured') console.error(`producer: misconfigured: ${p.detail}`);
-    else if (p.code === 'internal') console.error(`producer: ${c.req.method} ${c.req.path}: ${(err as Error).stack ?? String(err)}`);
-    return problemResponse(c, p);
-  });
+  app.onError((err, c) => problemResponse(c, reportedProblem(err, c.req.method, c.req.path)));
   app.notFound((c) => problemResponse(c, new Problem(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)));
 
   const settings = (): Config => {
@@ -166,13 +208,13 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
   // no token: it names no queue; under a mount prefix it says so (its servers entry)
   app.get('/openapi.json', (c) => c.json(openApi(c.req.path.slice(0, -'/openapi.json'.length))));
 
-  const bearer = (c: Context): Caller | undefined => {
+  const bearerOf = (header: string | undefined): Caller | undefined => {
     const { tokens } = settings();
     if (!tokens) throw new Problem(500, 'misconfigured', 'EMQ_TOKENS was not read (configFrom with tokens: false) and the app was given no caller');
-    const header = c.req.header('Authorization');
     const token = header && /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
     return token ? tokens.callerOf(token) : undefined;
   };
+  const bearer = (c: Context): Caller | undefined => bearerOf(c.req.header('Authorization'));
 
   app.use('/v1/queues/*', async (c, next) => {
     const caller = await (own ?? bearer)(c);
@@ -184,12 +226,12 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
   });
 
   /** The route's queue, valid and allowed for this caller. */
-  const queueOf = (c: Context<Env>): string => {
-    const queue = c.req.param('queue') ?? '';
+  const allowedQueue = (queue: string, caller: Caller): string => {
     validateQueue(queue);
-    if (!c.get('caller').allows(queue)) throw new Problem(403, 'forbidden_queue', `this token may not use queue "${queue}"`);
+    if (!caller.allows(queue)) throw new Problem(403, 'forbidden_queue', `this token may not use queue "${queue}"`);
     return queue;
   };
+  const queueOf = (c: Context<Env>): string => allowedQueue(c.req.param('queue') ?? '', c.get('caller'));
 
   /** The queue's connection, telling the caller which region takes its jobs. */
   const via = (c: Context, queue: string): Connection => {
@@ -203,8 +245,6 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
       if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `the payload is larger than ${max} bytes`);
       throw err;
     });
-
-  type Admitted = { id: string; verdict: 'enqueued' | 'scheduled' | 'duplicate' };
 
   /**
    * One job, placed: scheduled (@schedule, with its group if any) when it has a due time,
@@ -239,10 +279,9 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
   const withDefaultLane = (queue: string, placement: Placement, groupOf: (queue: string) => string | undefined): Placement =>
     placement.group === undefined ? { ...placement, group: groupOf(queue) } : placement;
 
-  app.post('/v1/queues/:queue/jobs', async (c) => {
-    const queue = queueOf(c);
-    const given = c.req.header('Emq-Job-Id');
-    const key = c.req.header('Idempotency-Key');
+  const planJob = (queue: string, header: (name: string) => string | undefined): JobPlan => {
+    const given = header('Emq-Job-Id');
+    const key = header('Idempotency-Key');
     if (given !== undefined) validateId(given);
     if (key !== undefined && !/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(key)) {
       throw new Problem(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
@@ -250,30 +289,36 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
     const { maxPayloadBytes, dedupeTtlSeconds, maxDelayMs, groupOf } = settings();
     const placement = withDefaultLane(
       queue,
-      placementOf({ group: c.req.header('Emq-Group'), delay: c.req.header('Emq-Delay'), notBefore: c.req.header('Emq-Not-Before') }, maxDelayMs),
+      placementOf({ group: header('Emq-Group'), delay: header('Emq-Delay'), notBefore: header('Emq-Not-Before') }, maxDelayMs),
       groupOf,
     );
-    const valkey = via(c, queue);
-    const payload = await payloadOf(c, maxPayloadBytes);
-    let admitted: Admitted;
-    if (key === undefined) admitted = await admit(valkey, queue, { id: given, payload, placement });
-    else {
-      // keys are the caller's own: scoped to the queue (the dedup key's slot) and the token;
-      // without Emq-Job-Id, the -once script's caller mints the id (and mints again on a collision)
-      const scope = `key:${await c.get('caller').scope()}`;
-      try {
-        admitted = await admit(valkey, queue, { id: given, payload, placement }, { scope, key, compare: true, ttlSeconds: dedupeTtlSeconds });
-      } catch (err) {
-        if (err instanceof ConflictError) {
-          throw new Problem(422, 'idempotency_conflict', `this Idempotency-Key was used with another payload or group (${err.message})`);
-        }
-        throw err;
+    return { queue, given, key, placement, maxPayloadBytes, dedupeTtlSeconds };
+  };
+
+  const admitJob = async (valkey: Connection, plan: JobPlan, caller: Caller, payload: Payload): Promise<Admitted> => {
+    const { queue, given, key, placement, dedupeTtlSeconds } = plan;
+    if (key === undefined) return admit(valkey, queue, { id: given, payload, placement });
+    // keys are the caller's own: scoped to the queue (the dedup key's slot) and the token;
+    // without Emq-Job-Id, the -once script's caller mints the id (and mints again on a collision)
+    const scope = `key:${await caller.scope()}`;
+    try {
+      return await admit(valkey, queue, { id: given, payload, placement }, { scope, key, compare: true, ttlSeconds: dedupeTtlSeconds });
+    } catch (err) {
+      if (err instanceof ConflictError) {
+        throw new Problem(422, 'idempotency_conflict', `this Idempotency-Key was used with another payload or group (${err.message})`);
       }
+      throw err;
     }
-    const { id, verdict } = admitted;
+  };
+
+  app.post('/v1/queues/:queue/jobs', async (c) => {
+    const plan = planJob(queueOf(c), (name) => c.req.header(name));
+    const valkey = via(c, plan.queue);
+    const payload = await payloadOf(c, plan.maxPayloadBytes);
+    const { id, verdict } = await admitJob(valkey, plan, c.get('caller'), payload);
     // the request's own path (…/v1/queues/<queue>/jobs): right under any prefix the app is mounted at
     c.header('Location', `${c.req.path}/${id}`);
-    return c.json({ id, queue, verdict }, verdict === 'duplicate' ? 200 : 201);
+    return c.json({ id, queue: plan.queue, verdict }, verdict === 'duplicate' ? 200 : 201);
   });
 
   app.post('/v1/webhooks/:source', async (c) => {
@@ -367,5 +412,13 @@ export function createProducerApp({ config, connection, regionOf, minter: given,
 
   app.all('/v1/*', (c) => problemResponse(c, new Problem(405, 'not_allowed', `${c.req.method} is not allowed on ${c.req.path}`)));
 
-  return app;
+  const jobs: JobRoute = {
+    bearer: bearerOf,
+    queue: allowedQueue,
+    plan: planJob,
+    region: (queue) => regionOf?.(queue),
+    connection: (queue) => connection(queue),
+    admit: admitJob,
+  };
+  return { app, jobs: own ? undefined : jobs };
 }

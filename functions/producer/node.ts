@@ -5,14 +5,19 @@
 // Over glide, EMQ_WIRE_VERSION fences the connection (shared/fence.ts); through a gateway,
 // the gateway's own EMQ_WIRE_VERSION fences it. Each request logs a JSON line (EMQ_LOG);
 // with EMQ_METRICS_TOKEN, GET /metrics serves Prometheus metrics (functions/http/metrics.ts).
+// The app runs on @hono/node-server, with POST …/jobs answered in front of it by the app's own
+// steps on node:http (node-listener.ts): every job's way in, without a framework's cost.
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
-import { createProducerApp } from './app.js';
+import { getRequestListener } from '@hono/node-server';
+import { createProducer } from './app.js';
+import { jobListener } from './node-listener.js';
 import { listen } from '../http/listen.js';
 import { flushLines, writeLine } from '../http/log-lines.js';
 import { createMetrics, withMetrics } from '../http/metrics.js';
-import { observeRequests, type RequestSink } from '../http/request-context.js';
+import { observeRequests } from '../http/request-context.js';
+import type { SummarySink } from '../http/request-record.js';
 import { eventLine, requestLog } from '../http/request-log.js';
 import { nodeProducerConfigFrom } from './node-config.js';
 
@@ -56,15 +61,18 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
   } else {
     connection = connectRest({ url: via.restUrl, token: via.restToken, timeoutMs: config.restTimeoutMs });
   }
-  const sinks: RequestSink[] = [requestLog({ app: 'producer', level: () => config.logLevel, write: writeLine })];
+  const sinks: SummarySink[] = [requestLog({ app: 'producer', level: () => config.logLevel, write: writeLine })];
   if (metrics) sinks.push(metrics.sink);
-  const app = createProducerApp({
+  const { app, jobs } = createProducer({
     config: () => config,
     connection: () => connection,
     use: [observeRequests({ observer: metrics?.observer, sinks })],
   });
   const fetch = withMetrics(app.fetch, { token: metricsToken, metrics });
-  const { server, url } = await listen({ fetch, host, port, limits }).catch(async (err: unknown) => {
+  // the app on @hono/node-server, as serve() would run it; job requests are taken in front of it
+  const served = getRequestListener(fetch, { hostname: host });
+  const listener = jobs ? jobListener({ jobs, fallback: served, observer: metrics?.observer, sinks }) : served;
+  const { server, url } = await listen({ listener, host, port, limits }).catch(async (err: unknown) => {
     await connection.close();
     throw err;
   });

@@ -74,13 +74,19 @@ export class Problem extends Error {
   }
 }
 
+/** The problem document's text (application/problem+json). */
+export const problemJson = (p: Problem): string =>
+  JSON.stringify({ type: `urn:emq:problem:${p.code}`, code: p.code, title: TITLES[p.code], status: p.status, detail: p.detail, ...p.extra });
+
+/** The headers a problem's answer carries beyond its Content-Type. */
+export function problemHeaders(p: Problem): Record<string, string> {
+  if (p.status === 503) return { 'Retry-After': '1' };
+  if (p.status === 401) return { 'WWW-Authenticate': 'Bearer' };
+  return {};
+}
+
 export function problemResponse(c: Context, p: Problem): Response {
-  if (p.status === 503) c.header('Retry-After', '1');
-  if (p.status === 401) c.header('WWW-Authenticate', 'Bearer');
+  for (const [name, value] of Object.entries(problemHeaders(p))) c.header(name, value);
   noteCode(c, p.code); // for the request's log line
-  return c.body(
-    JSON.stringify({ type: `urn:emq:problem:${p.code}`, code: p.code, title: TITLES[p.code], status: p.status, detail: p.detail, ...p.extra }),
-    p.status,
-    { 'Content-Type': 'application/problem+json' },
-  );
+  return c.body(problemJson(p), p.status, { 'Content-Type': 'application/problem+json' });
 }
