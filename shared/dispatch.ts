@@ -54,8 +54,9 @@ export async function dispatch(
   { via = 'pipeline' }: DispatchOptions = {},
 ): Promise<Outcome[]> {
   const observer = connection.observer;
-  const send = (calls: readonly ScriptCommand[]) => {
-    if (via === 'run') return Promise.all(calls.map((c) => connection.run(c)));
+  const send = (calls: readonly ScriptCommand[]): Promise<Outcome[]> => {
+    // a single call (every job enqueued on its own) skips Promise.all's extra promises
+    if (via === 'run') return calls.length === 1 ? connection.run(calls[0]!).then((o) => [o]) : Promise.all(calls.map((c) => connection.run(c)));
     observer?.pipeline?.(calls.length, 'dispatch');
     return connection.pipeline(calls);
   };

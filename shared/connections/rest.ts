@@ -111,6 +111,8 @@ function outcomeOf(body: unknown): Outcome {
 export class RestConnection implements Connection {
   private readonly base: string;
   private readonly headers: Record<string, string>;
+  /** The names (lowercase) a request's own headers may not use: `headers`' and Content-Type. */
+  private readonly ownNames: ReadonlySet<string>;
   /** One request's own headers (withRequest), never one of `headers`. */
   private readonly requestHeaders: Record<string, string> = {};
   private readonly timeoutMs: number;
@@ -137,6 +139,7 @@ export class RestConnection implements Connection {
   }: RestOptions) {
     this.base = url.replace(/\/+$/, '');
     this.headers = { Authorization: `Bearer ${token}`, 'Upstash-Encoding': 'base64' };
+    this.ownNames = new Set([...Object.keys(this.headers), 'Content-Type'].map((k) => k.toLowerCase()));
     this.timeoutMs = timeoutMs;
     this.retry = { retries, baseMs: backoffMs, maxRetryAfterMs: 2_000 };
     this.maxRequestBytes = maxRequestBytes;
@@ -154,8 +157,10 @@ export class RestConnection implements Connection {
   withRequest({ headers, observer }: RequestScope): RestConnection {
     const view = Object.create(this) as RestConnection;
     const mutable = view as unknown as { requestHeaders: Record<string, string>; observer: Observer | undefined };
-    const own = new Set([...Object.keys(this.headers), 'Content-Type'].map((k) => k.toLowerCase()));
-    mutable.requestHeaders = Object.fromEntries(Object.entries(headers ?? {}).filter(([k]) => !own.has(k.toLowerCase())));
+    // a loop, not entries/filter/fromEntries: this runs once per request
+    const mine: Record<string, string> = {};
+    if (headers) for (const k of Object.keys(headers)) if (!this.ownNames.has(k.toLowerCase())) mine[k] = headers[k]!;
+    mutable.requestHeaders = mine;
     mutable.observer = observer;
     return view;
   }
@@ -261,13 +266,14 @@ export class RestConnection implements Connection {
       if (RETRYABLE.has(res.status) && !last) {
         // a 503 that says the wire versions differ is not retried: it lasts until fixed
         const text = res.status === 503 ? await res.text().catch(() => '') : undefined;
-        if (text !== undefined && wireMismatchOf(jsonOf(text))) return this.parse(res, text);
+        if (text !== undefined && wireMismatchOf(jsonOf(text))) return await this.parse(res, text);
         if (text === undefined) await res.body?.cancel();
         this.observer?.retry?.(String(res.status));
         await backoff(this.retry, attempt, res.headers.get('Retry-After'));
         continue;
       }
-      return this.parse(res);
+      // awaited: returning the promise would take two more microtask turns to settle
+      return await this.parse(res);
     }
   }
 
