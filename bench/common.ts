@@ -1,5 +1,6 @@
 // What the rows share: the settings, the run they report into (Bench), the job they enqueue,
 // the closed-loop driver, and the filling of a row's figures and checks.
+import { join } from 'node:path';
 import type { Connection } from '../shared/connection.js';
 import { enqueue, enqueueMany, mintId } from '../shared/index.js';
 import type { Child, CpuWindow, Proc } from './procs.js';
@@ -32,6 +33,16 @@ export interface Bench {
   stopAtEnd(row: Row, child: Pick<Child, 'label' | 'stop' | 'output'>, mustBeClean?: boolean): () => Promise<void>;
   /** Jobs in the pending sets of `queues` on the single node. */
   zcards(queues: readonly string[]): Promise<number>;
+}
+
+let logs = 0;
+/**
+ * A fresh file in the run's scratch directory for a server's stdout: its request logs go
+ * there, as a service manager would keep them, not into a pipe the bench drains line by line
+ * (a pipe wakes its reader on every line, which shows in the writer's CPU).
+ */
+export function logFile(tmp: string, label: string): string {
+  return join(tmp, `${label.replace(/[^a-z0-9-]+/gi, '-')}-${++logs}.log`);
 }
 
 /** The job every row enqueues: a small JSON document, about 100 bytes once serialized. */

@@ -11,7 +11,8 @@
 // say which process, and which thread in it, was busy: a Node server's JS runs on its main
 // thread, a workerd isolate on one thread, glide's I/O on its own threads.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { urlLineOf } from '../scripts/url-line.js';
 
 const STARTUP_MS = 15_000;
 const GRACE_MS = 5_000;
@@ -71,14 +72,21 @@ export function adopt<R>(label: string, pid: number, stop: () => Promise<R>, byO
 }
 
 /** Spawns `command` detached, in its own process group, and tracks it until it exits. */
-function track(label: string, command: string, args: readonly string[], options: { env?: Record<string, string>; cwd?: string; stdin?: boolean } = {}) {
+function track(
+  label: string,
+  command: string,
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; stdin?: boolean; stdoutFile?: string } = {},
+) {
+  const stdout = options.stdoutFile === undefined ? 'pipe' : openSync(options.stdoutFile, 'w');
   const child = spawn(command, args, {
     env: { ...process.env, ...options.env },
     ...(options.cwd ? { cwd: options.cwd } : {}),
     // stdin: a pipe the Node servers watch, so they exit when the bench dies without a word
-    stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin ? 'pipe' : 'ignore', stdout, 'pipe'],
     detached: true,
   });
+  if (typeof stdout === 'number') closeSync(stdout); // the child has its own copy
   let out = '';
   const keep = (d: Buffer) => void (out = (out + d.toString()).slice(-8192));
   child.stderr!.on('data', keep);
@@ -115,17 +123,30 @@ function track(label: string, command: string, args: readonly string[], options:
 /**
  * Starts a server: `node <args>` (or `command`), ready once it prints its URL as the first
  * stdout line; or, given `ready` (workerd, which prints none), once `ready()` answers true.
+ * With `stdoutFile`, its stdout (the URL line, then its request logs) goes to that file, as a
+ * service manager would keep it, rather than into a pipe the bench drains line by line.
  * Stopped and thrown on failure to start in time.
  */
 export async function spawnServing(
   label: string,
   args: string[],
-  options: { env?: Record<string, string>; command?: string; cwd?: string; ready?: () => Promise<boolean> } = {},
+  options: { env?: Record<string, string>; command?: string; cwd?: string; ready?: () => Promise<boolean>; stdoutFile?: string } = {},
 ): Promise<Child> {
-  const { env, command = process.execPath, cwd, ready } = options;
-  const { child, tracked, exited, keep } = track(label, command, args, { ...(env ? { env } : {}), ...(cwd ? { cwd } : {}), stdin: !ready });
+  const { env, command = process.execPath, cwd, ready, stdoutFile } = options;
+  const { child, tracked, exited, keep } = track(label, command, args, {
+    ...(env ? { env } : {}),
+    ...(cwd ? { cwd } : {}),
+    ...(stdoutFile ? { stdoutFile } : {}),
+    stdin: !ready,
+  });
   let out = '';
   const url = new Promise<string>((resolve, reject) => {
+    if (stdoutFile !== undefined && !ready) {
+      urlLineOf(stdoutFile, exited, STARTUP_MS, () => tracked.output().trim().slice(-1000)).then(resolve, (e: Error) =>
+        reject(new Error(`${label} ${e.message}`)),
+      );
+      return;
+    }
     const timer = setTimeout(() => reject(new Error(`${label} did not start within ${STARTUP_MS} ms: ${tracked.output().trim().slice(-1000)}`)), STARTUP_MS);
     void exited.then((code) => (clearTimeout(timer), reject(new Error(`${label} exited (${code}) before it served: ${tracked.output().trim().slice(-1000)}`))));
     const onData = (d: Buffer) => {
@@ -136,7 +157,7 @@ export async function spawnServing(
       child.stdout!.off('data', onData).on('data', keep); // keep draining: a full pipe would block it
       resolve(line[1]!);
     };
-    child.stdout!.on('data', ready ? keep : onData);
+    if (stdoutFile === undefined) child.stdout!.on('data', ready ? keep : onData);
     const poll = async () => {
       if (await ready!()) return (clearTimeout(timer), resolve(''));
       if (!gone(child)) setTimeout(poll, 50);

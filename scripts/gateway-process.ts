@@ -3,8 +3,10 @@
 // drains), and restartable on the same port (so a Worker pointed at it keeps its URL).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './repo-root.js';
+import { urlLineOf } from './url-line.js';
 
 export interface GatewayProcess {
   url: string;
@@ -14,7 +16,7 @@ export interface GatewayProcess {
   readonly child: ChildProcess;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
-  /** Its stdout after the URL line (its request logs), the last MiB of it. */
+  /** Its stdout after the URL line (its request logs), the last MiB of it; empty with `logFile`. */
   stdout(): string;
   /** SIGTERM, and the exit code once it has exited. */
   stop(): Promise<number | null>;
@@ -22,11 +24,16 @@ export interface GatewayProcess {
   restart(): Promise<void>;
 }
 
-/** `bin`: the emq command to run; default this checkout's (the package test runs an installed one). */
+/**
+ * `bin`: the emq command to run; default this checkout's (the package test runs an installed
+ * one). `logFile`: its stdout (the URL line, then a log line per request) goes to that file
+ * instead of a pipe read here (the bench: no reader woken per line).
+ */
 export async function startGatewayProcess(
   valkeyUrl: string,
   env: Record<string, string> = {},
   bin = join(repoRoot(), 'bin', 'emq.js'),
+  logFile?: string,
 ): Promise<GatewayProcess> {
   const admin = `adm-${randomBytes(16).toString('hex')}`;
   const producer = `prd-${randomBytes(16).toString('hex')}`;
@@ -41,11 +48,15 @@ export async function startGatewayProcess(
   let err = '';
   let logs = '';
   let exited: Promise<number | null>;
-  const launch = () =>
-    new Promise<string>((resolve, reject) => {
-      child = spawn(process.execPath, [bin, 'gateway'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-      exited = new Promise((r) => child.once('exit', (code) => r(code)));
-      child.stderr!.on('data', (d) => (err += d));
+  const launch = (): Promise<string> => {
+    const out = logFile === undefined ? 'pipe' : openSync(logFile, 'w');
+    child = spawn(process.execPath, [bin, 'gateway'], { env: childEnv, stdio: ['ignore', out, 'pipe'] });
+    if (typeof out === 'number') closeSync(out); // the child has its own copy
+    exited = new Promise((r) => child.once('exit', (code) => r(code)));
+    child.stderr!.on('data', (d) => (err += d));
+    if (logFile !== undefined)
+      return urlLineOf(logFile, exited, 15_000, () => err.slice(-1000)).catch((e: Error) => Promise.reject(new Error(`gateway ${e.message}`)));
+    return new Promise<string>((resolve, reject) => {
       let out = '';
       let started = false;
       const timer = setTimeout(() => reject(new Error(`gateway did not start: ${err.slice(-1000)}`)), 15_000);
@@ -69,6 +80,7 @@ export async function startGatewayProcess(
         reject(new Error(`gateway exited with ${code}: ${err.slice(-1000)}`));
       });
     });
+  };
   const url = await launch();
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -19,7 +19,7 @@ import { repoRoot } from '../../scripts/repo-root.js';
 import { ensureTool, freePort } from '../../scripts/valkey.js';
 import { jobKey, pendingKey } from '../../shared/keyspace.js';
 import { enqueueScript } from '../../shared/scripts.js';
-import { IN_FLIGHT, MEASURE_MS, WARM_MS, fillCpu, payloadOf, type Bench } from '../common.js';
+import { IN_FLIGHT, MEASURE_MS, WARM_MS, fillCpu, logFile, payloadOf, type Bench } from '../common.js';
 import { pickTool, runLoad, type LoadSpec } from '../http-gen.js';
 import { cpuWindow, spawnServing, type Child, type Proc } from '../procs.js';
 import { fmtInt, type Row } from '../report.js';
@@ -113,7 +113,7 @@ export async function httpRows(bench: Bench): Promise<void> {
   };
   const pending = () => server.pending(QUEUE);
   const serving = async (r: Row, cleanup: Array<() => Promise<void>>, label: string, args: string[], env: Record<string, string> = {}) => {
-    const child = await spawnServing(label, args, { env });
+    const child = await spawnServing(label, args, { env, stdoutFile: logFile(tmp, label) });
     cleanup.push(bench.stopAtEnd(r, child));
     return child;
   };
@@ -286,7 +286,12 @@ async function startWorkerd(label: string, bundle: string, scratch: string, bind
     const port = await freePort();
     writeFileSync(join(dir, 'config.capnp'), capnpConfig(port, bindings));
     try {
-      const wd = await spawnServing(`workerd (${label})`, ['serve', join(dir, 'config.capnp')], { command: WORKERD, cwd: dir, ready: () => canConnect(port) });
+      const wd = await spawnServing(`workerd (${label})`, ['serve', join(dir, 'config.capnp')], {
+        command: WORKERD,
+        cwd: dir,
+        ready: () => canConnect(port),
+        stdoutFile: join(dir, 'stdout.log'),
+      });
       return { ...wd, url: `http://127.0.0.1:${port}` };
     } catch (err) {
       if (attempt < 2 && /Address already in use|EADDRINUSE/i.test((err as Error).message)) continue;

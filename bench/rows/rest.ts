@@ -2,13 +2,13 @@
 // the gateway started by scripts/gateway-process.ts. Row 9.
 import { startGatewayProcess, type GatewayProcess } from '../../scripts/gateway-process.js';
 import { connectRest } from '../../shared/connections/rest.js';
-import { IN_FLIGHT, MEASURE_MS, QUEUES, WARM_MS, drive, fillCpu, fillDriven, queuesOf, steps, type Bench } from '../common.js';
+import { IN_FLIGHT, MEASURE_MS, QUEUES, WARM_MS, drive, fillCpu, logFile, fillDriven, queuesOf, steps, type Bench } from '../common.js';
 import { adopt, cpuWindow, type Child } from '../procs.js';
 import type { Row } from '../report.js';
 
 /** `emq gateway` in front of the bench's server, with fresh tokens, stopped (and its exit checked) at the end of `row`. */
 export async function startBenchGateway(bench: Bench, row: Row, cleanup: Array<() => Promise<void>>): Promise<GatewayProcess & { pid: number }> {
-  const gw = await startGatewayProcess(bench.server.url);
+  const gw = await startGatewayProcess(bench.server.url, {}, undefined, logFile(bench.tmp, 'gateway'));
   const pid = gw.child.pid!;
   const child: Pick<Child, 'label' | 'stop' | 'output'> = { label: 'gateway', stop: adopt('gateway', pid, () => gw.stop()), output: () => gw.stderr() };
   cleanup.push(bench.stopAtEnd(row, child));
