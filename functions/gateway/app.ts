@@ -315,7 +315,8 @@ export function createGateway({
   const sinks = observe?.sinks ?? [];
   const respond = (req: IncomingMessage, res: ServerResponse, path: string, record: RequestRecord | undefined, { status, body, headers }: Answer) => {
     const text = JSON.stringify(body);
-    const head: Record<string, string | number> = { 'Content-Type': 'application/json', ...headers };
+    // no spread when there is nothing to add (most answers): a literal V8 builds on its fast path
+    const head: Record<string, string | number> = headers ? { 'Content-Type': 'application/json', ...headers } : { 'Content-Type': 'application/json' };
     // a HEAD's answer had no Content-Length (Hono answered it with a bodiless copy of the GET's)
     if (req.method !== 'HEAD') head['Content-Length'] = Buffer.byteLength(text);
     if (record) head['X-Request-Id'] = record.id;
