@@ -28,7 +28,10 @@ let at = 0;
 /** 128 random bits as 32 hex digits. */
 export function mintRequestId(): string {
   if (at + 32 > pool.length) {
-    pool = Array.from(crypto.getRandomValues(new Uint8Array(4096)), (b) => HEX[b]).join('');
+    const bytes = crypto.getRandomValues(new Uint8Array(4096));
+    pool = '';
+    // a plain loop: Array.from(bytes, f).join() costs ~3x
+    for (let i = 0; i < bytes.length; i++) pool += HEX[bytes[i]!];
     at = 0;
   }
   at += 32;
