@@ -57,10 +57,14 @@ function segmentBytes(segment: string): Arg {
 
 /** `/set/foo/bar` → SET foo bar; a POST body, when there is one, is the last argument, raw. */
 export function pathCommand(path: string, body: Uint8Array | undefined): Arg[] {
-  const args: Arg[] = path
-    .split('/')
-    .filter((s) => s !== '')
-    .map(segmentBytes);
+  const args: Arg[] = [];
+  // the non-empty segments between slashes, in one pass (no array of every segment to filter)
+  for (let from = 0; from <= path.length; ) {
+    let to = path.indexOf('/', from);
+    if (to < 0) to = path.length;
+    if (to > from) args.push(segmentBytes(path.slice(from, to)));
+    from = to + 1;
+  }
   if (body !== undefined && body.length > 0) args.push(body);
   if (args.length === 0) throw new BadCommand('no command in the path');
   return args;
@@ -69,20 +73,27 @@ export function pathCommand(path: string, body: Uint8Array | undefined): Arg[] {
 /** What a command or subcommand name may hold: ASCII only, so no case mapping can alias one. */
 const NAME = /^[A-Za-z][A-Za-z0-9_.|-]{0,63}$/;
 
-/** ASCII upper-casing: a-z only (toUpperCase would map dotless ı to I, ß to SS, ...). */
-export function asciiUpper(text: string): string {
-  return text.replace(/[a-z]+/g, (m) => m.toUpperCase());
-}
-
 /**
  * An argument as an ASCII name, upper-cased, for checks (never sent rewritten); '' when it is
  * not one (bytes, non-ASCII, punctuation), which matches no name a policy knows.
  */
 export function nameOf(arg: Arg | undefined): string {
   if (arg === undefined) return '';
-  const text = typeof arg === 'string' ? arg : String.fromCharCode(...arg.subarray(0, 65));
-  return NAME.test(text) ? asciiUpper(text) : '';
+  if (typeof arg !== 'string') return nameOfText(String.fromCharCode(...arg.subarray(0, 65)));
+  // the producer's every request is an EVALSHA, named by the policy, its observer and its reply
+  if (arg !== lastText) {
+    lastName = nameOfText(arg);
+    lastText = arg;
+  }
+  return lastName;
 }
+
+let lastText = '';
+let lastName = '';
+
+// a NAME is ASCII only, so toUpperCase maps a-z alone (on other text it would map dotless ı to
+// I, ß to SS...)
+const nameOfText = (text: string): string => (NAME.test(text) ? text.toUpperCase() : '');
 
 /** The command's name, ASCII upper-cased; '' when it is not an ASCII name. */
 export function commandName(args: readonly Arg[]): string {

@@ -11,11 +11,22 @@ const bySha = new Map(allScripts.map((s) => [s.sha1, s]));
 const byText = new Map(allScripts.map((s) => [s.text, s]));
 const text = (a: Arg | undefined) => (typeof a === 'string' ? a : a === undefined ? '' : new TextDecoder().decode(a));
 
+// the producer's requests name the same few scripts over and over: the last SHA-1 looked up is kept
+let lastSha: string | undefined;
+let lastScript: Script | undefined;
+function scriptOfSha(sha: string): Script | undefined {
+  if (sha !== lastSha) {
+    lastScript = bySha.get(sha.toLowerCase());
+    lastSha = sha;
+  }
+  return lastScript;
+}
+
 /** The project script an EVALSHA or EVAL names, with its keys; undefined for any other command. */
 function scriptCall(args: readonly Arg[]): { script: Script; keys: string[] } | undefined {
   const op = text(args[0]).toLowerCase();
   if (op !== 'evalsha' && op !== 'eval') return undefined;
-  const script = op === 'evalsha' ? bySha.get(text(args[1]).toLowerCase()) : byText.get(text(args[1]));
+  const script = op === 'evalsha' ? scriptOfSha(text(args[1])) : byText.get(text(args[1]));
   const count = Number(text(args[2]));
   if (!script || !Number.isSafeInteger(count) || count < 0) return undefined;
   return { script, keys: args.slice(3, 3 + Math.min(count, 1)).map(text) };

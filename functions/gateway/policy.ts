@@ -55,6 +55,7 @@ export interface Policy {
 
 export function createPolicy(scripts: readonly Script[]): Policy {
   const shas = new Set(scripts.map((s) => s.sha1));
+  let found: string | undefined;
   return {
     refusal(scope, args) {
       const name = commandName(args);
@@ -72,9 +73,12 @@ export function createPolicy(scripts: readonly Script[]): Policy {
       if (name === 'PING') return undefined;
       if (name === 'EVALSHA') {
         const sha = args[1];
+        // the producer's requests name the same few scripts over and over: the last one found is kept
+        if (typeof sha === 'string' && sha === found) return undefined;
         const hex = (typeof sha === 'string' ? sha : sha === undefined ? '' : new TextDecoder().decode(sha)).toLowerCase();
-        if (shas.has(hex)) return undefined;
-        return [403, "a producer token may run EVALSHA only of this project's scripts"];
+        if (!shas.has(hex)) return [403, "a producer token may run EVALSHA only of this project's scripts"];
+        if (typeof sha === 'string') found = sha;
+        return undefined;
       }
       if (name === 'EVAL') {
         if (scripts.some((s) => sameText(args[1], s.text))) return undefined;

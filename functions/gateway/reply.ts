@@ -34,3 +34,13 @@ export function bodyOf(outcome: Outcome, base64: boolean): Body {
     throw err;
   }
 }
+
+/**
+ * The JSON text of an integer's body (every enqueue's reply), as JSON.stringify writes it,
+ * without its call into the runtime; undefined for any other body (JSON.stringify it).
+ */
+export function integerText(body: Body): string | undefined {
+  if (!('result' in body)) return undefined;
+  const value = body.result;
+  return typeof value === 'number' && Number.isInteger(value) ? `{"result":${value}}` : undefined;
+}

@@ -20,19 +20,22 @@ export function saneRequestId(header: string | undefined): string | undefined {
 }
 
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
-// one getRandomValues call per 256 ids: on Node each call costs more than the rest of the id
-let pool = new Uint8Array(0);
+// one getRandomValues call per 256 ids (on Node each call costs more than the rest of the id),
+// written out as hex once: an id is a slice of that text (no 16 concatenations per id)
+let pool = '';
 let at = 0;
 
 /** 128 random bits as 32 hex digits. */
 export function mintRequestId(): string {
-  if (at + 16 > pool.length) {
-    pool = crypto.getRandomValues(new Uint8Array(4096));
+  if (at + 32 > pool.length) {
+    const bytes = crypto.getRandomValues(new Uint8Array(4096));
+    pool = '';
+    // a plain loop: Array.from(bytes, f).join() costs ~3x
+    for (let i = 0; i < bytes.length; i++) pool += HEX[bytes[i]!];
     at = 0;
   }
-  let out = '';
-  for (const end = at + 16; at < end; at++) out += HEX[pool[at]!];
-  return out;
+  at += 32;
+  return pool.slice(at - 32, at);
 }
 
 /** A valid traceparent header and its trace id, else undefined (then nothing is passed on). */
