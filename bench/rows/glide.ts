@@ -120,7 +120,7 @@ async function glideRow(row: Row, target: Target, mode: 'single' | 'batch'): Pro
     fillDriven(row, m, await target.count(queues), warm.ops + m.ops, `the ${QUEUES} pending sets`);
     const perCall = trips.calls > 0 ? trips.commands / trips.calls : 0;
     row.notes.push(
-      `${inFlight} calls in flight over ${QUEUES} queues, maxBatch ${MAX_BATCH ?? 'default (128)'}; ` +
+      `${inFlight} calls in flight over ${QUEUES} queues, maxBatch ${MAX_BATCH ?? 'default (32)'}; ` +
         `${fmtInt(trips.calls / m.seconds)} glide calls/s carrying ${perCall.toFixed(1)} commands each; latency per call`,
     );
     if (target.spread) row.notes.push(await target.spread());
