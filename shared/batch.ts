@@ -24,13 +24,14 @@ export interface AdmitResult {
   verdict: AdmitVerdict;
 }
 
-/** One job's call, all but its id settled: which script, its keys for an id, the arguments after the id. */
+/** One job's call as first sent (`call`), and what it takes to send it again under another id. */
 interface Placed {
   script: Script;
   name: string;
   landed: 'enqueued' | 'scheduled';
   keys: (id: string) => string[];
-  rest: JobInput['payload'][];
+  /** The call under the job's first id, its keys checked once (the arguments after the id are kept for a resend). */
+  call: ScriptCommand;
 }
 
 /**
@@ -62,22 +63,23 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
       ids.push(id);
       const kind = only ?? (job.at !== undefined || job.inMs !== undefined ? 'scheduled' : job.group !== undefined ? 'lane' : 'flat');
       if (kind === 'scheduled') {
-        later(id);
+        const keys = later(id);
         const [mode, value] = scheduleArgs(job);
         if (job.group !== undefined) validateGroup(job.group);
         checkPayload(job.payload);
-        const rest = job.group === undefined ? [mode, value, job.payload] : [mode, value, job.group, job.payload];
-        return { script: scheduleScript, name: '@schedule', landed: 'scheduled', keys: later, rest };
+        const args = job.group === undefined ? [id, mode, value, job.payload] : [id, mode, value, job.group, job.payload];
+        return { script: scheduleScript, name: '@schedule', landed: 'scheduled', keys: later, call: evalsha(scheduleScript, keys, args) };
       }
       const { group } = job;
       if (kind === 'lane') {
-        lane(id, group as string);
+        const keys = lane(id, group as string);
         checkPayload(job.payload);
-        return { script: genqueueScript, name: '@genqueue', landed: 'enqueued', keys: (id) => lane(id, group as string), rest: [group as string, job.payload] };
+        const call = evalsha(genqueueScript, keys, [id, group as string, job.payload]);
+        return { script: genqueueScript, name: '@genqueue', landed: 'enqueued', keys: (id) => lane(id, group as string), call };
       }
-      flat(id);
+      const keys = flat(id);
       checkPayload(job.payload);
-      return { script: enqueueScript, name: '@enqueue', landed: 'enqueued', keys: flat, rest: [job.payload] };
+      return { script: enqueueScript, name: '@enqueue', landed: 'enqueued', keys: flat, call: evalsha(enqueueScript, keys, [id, job.payload]) };
     } catch (err) {
       if (err instanceof Error) err.message = `job ${index}: ${err.message}`;
       throw err;
@@ -87,15 +89,24 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
 
   const scripts = [...new Set(placed.map((p) => p.script))];
   const minted = jobs.map((job) => job.id === undefined);
-  const commandOf = (i: number) => evalsha(placed[i]!.script, placed[i]!.keys(ids[i]!), [ids[i]!, ...placed[i]!.rest]);
+  const commandOf = (i: number) => {
+    const { call, script, keys } = placed[i]!;
+    const id = ids[i]!;
+    // a reminted id: its keys are built (and checked) for it, the arguments after the id kept
+    return id === call.args[0] ? call : evalsha(script, keys(id), [id, ...call.args.slice(1)]);
+  };
   const outcomes = await sendMinted(connection, scripts, ids, minted, commandOf, (o) => verdictOf(o) === 'duplicate', mint);
 
-  const results = ids.map((id, i) => {
+  let failed = false;
+  const results = ids.map((id, i): AdmitResult | { id: string; error: EmqError } => {
     const verdict = verdictOf(outcomes[i]!, placed[i]!.name);
-    if (verdict instanceof EmqError) return { id, error: verdict };
+    if (verdict instanceof EmqError) {
+      failed = true;
+      return { id, error: verdict };
+    }
     return { id, verdict: verdict === 'enqueued' ? placed[i]!.landed : verdict };
   });
-  if (results.some((r) => 'error' in r)) throw new BatchError<AdmitVerdict>(results);
+  if (failed) throw new BatchError<AdmitVerdict>(results);
   return results as AdmitResult[];
 }
 
@@ -121,7 +132,8 @@ export async function sendMinted(
   );
   // collisions: minted ids another minter had taken get fresh ids, sent again
   for (let tries = 1; ; tries++) {
-    const again = outcomes.map((o, i) => (minted[i] && collided(o) ? i : -1)).filter((i) => i >= 0);
+    const again: number[] = [];
+    for (let i = 0; i < outcomes.length; i++) if (minted[i] && collided(outcomes[i]!)) again.push(i);
     if (again.length === 0) break;
     if (tries >= MINT_TRIES) {
       again.forEach((i) => (outcomes[i] = { ok: false, error: collisionError(MINT_TRIES).message }));

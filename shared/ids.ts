@@ -14,7 +14,6 @@ export const ID_CEILING = 'AzL8n0Y58m7';
 export const NODE_MAX = 1023;
 
 const SEQ = 4096; // 2^12
-const LOW = 4194304; // 2^22: node and seq
 const TS_LIMIT = 2 ** 41; // ts beyond this is past 2093-09-06
 
 const digitOf = new Int8Array(128).fill(-1);
@@ -38,7 +37,12 @@ export function idShapeProblem(id: string): string | undefined {
     const c = id.charCodeAt(i);
     if (c >= 128 || digitOf[c] === -1) return 'has a character outside base62 (0-9, A-Z, a-z) after the namespace';
   }
-  if (id.slice(3) > ID_CEILING) return `encodes more than 63 bits (its last 11 characters are above ${ID_CEILING})`;
+  // the range check: the digits against ID_CEILING's, byte by byte (the alphabet ascends in ASCII)
+  for (let i = 3; i < ID_LENGTH; i++) {
+    const c = id.charCodeAt(i);
+    const limit = ID_CEILING.charCodeAt(i - 3);
+    if (c !== limit) return c > limit ? `encodes more than 63 bits (its last 11 characters are above ${ID_CEILING})` : undefined;
+  }
   return undefined;
 }
 
@@ -49,20 +53,34 @@ export function checkIdShape(id: unknown, what = 'job id'): asserts id is string
   if (problem) throw new InvalidIdError(`${what} ${shown(id)} ${problem}: expected a 14-character branded id such as JOB0KHTOWnGLuC`);
 }
 
-/** The 11 base62 digits of ts * 2^22 + low (ts < 2^41, low < 2^22), without BigInt. */
+const CODE = Uint8Array.from(ID_ALPHABET, (c) => c.charCodeAt(0));
+const digits = new Uint8Array(11); // scratch: base62 runs to completion, never re-entered
+
+/**
+ * The 11 base62 digits of ts * 2^22 + low (ts < 2^41, low < 2^22), without BigInt: long
+ * division of three 21-bit limbs, so every step is exact small-integer arithmetic (a float
+ * modulo of the 63-bit value was most of a mint's time).
+ */
 function base62(ts: number, low: number): string {
-  const digits = new Array<string>(11);
-  let hi = ts;
-  let lo = low;
+  let a = Math.floor(ts / 2 ** 20); // bits 42-62
+  let b = (ts - a * 2 ** 20) * 2 + (low >>> 21); // bits 21-41
+  let c = low & 0x1fffff; // bits 0-20
   for (let i = 10; i >= 0; i--) {
-    const r = hi % 62;
-    hi = (hi - r) / 62;
-    const rest = r * LOW + lo; // < 62 * 2^22
-    const d = rest % 62;
-    lo = (rest - d) / 62;
-    digits[i] = ID_ALPHABET[d]!;
+    let q = (a / 62) | 0;
+    let r = a - q * 62;
+    a = q;
+    let t = r * 2 ** 21 + b; // < 62 * 2^21
+    q = (t / 62) | 0;
+    r = t - q * 62;
+    b = q;
+    t = r * 2 ** 21 + c;
+    q = (t / 62) | 0;
+    r = t - q * 62;
+    c = q;
+    digits[i] = CODE[r]!;
   }
-  return digits.join('');
+  const d = digits;
+  return String.fromCharCode(d[0]!, d[1]!, d[2]!, d[3]!, d[4]!, d[5]!, d[6]!, d[7]!, d[8]!, d[9]!, d[10]!);
 }
 
 /** `namespace` + base62(snowflake). Throws RangeError for a bad namespace or a snowflake outside [0, 2^63 - 1]. */

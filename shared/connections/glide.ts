@@ -31,9 +31,10 @@ export interface GlideOptions {
   /** How long a TCP/TLS connect may take, in ms. */
   connectTimeoutMs?: number;
   /**
-   * Largest number of commands coalesced into one glide batch. Smaller batches keep
+   * Largest number of separate calls coalesced into one glide batch. Smaller batches keep
    * several in flight, so encoding the next overlaps the server running the last
-   * (measured with npm run bench: 32 beat both 8 and 1,000).
+   * (measured with npm run bench: 32 beat both 8 and 1,000, and 128 for single enqueues).
+   * One pipeline (enqueueMany) goes whole up to PIPELINE_PART commands even when longer.
    */
   maxBatch?: number;
   /**
@@ -74,8 +75,10 @@ type Client = GlideClient | GlideClusterClient;
 /** How one reply is turned into what its caller gets: glide's value, or the RequestError of a server's error reply. */
 type Shape<T> = (reply: unknown) => T;
 
+/** A caller waiting: for one command's reply (`args`), or for a pipeline's, all together (`list`: resolved with a reply each). */
 interface Waiting {
-  args: GlideString[];
+  args?: GlideString[];
+  list?: GlideString[][];
   shape: Shape<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
@@ -84,6 +87,37 @@ interface Waiting {
 export function toGlide(arg: Arg): GlideString {
   return typeof arg === 'string' ? arg : Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength);
 }
+
+/**
+ * A pipeline's commands as glide takes them, text as its UTF-8 bytes (what glide makes of
+ * text itself): the text a command repeats from the one before at the same place (a
+ * pipeline's command name, SHA-1, key count, queue-wide keys) is encoded once, not per call.
+ */
+function glideArgsOf(list: readonly (readonly Arg[])[]): GlideString[][] {
+  const out = new Array<GlideString[]>(list.length);
+  let before: readonly Arg[] = [];
+  let encoded: GlideString[] = [];
+  for (let c = 0; c < list.length; c++) {
+    const args = list[c]!;
+    const bytes = new Array<GlideString>(args.length);
+    for (let j = 0; j < args.length; j++) {
+      const arg = args[j]!;
+      bytes[j] = typeof arg !== 'string' ? toGlide(arg) : arg === before[j] ? encoded[j]! : Buffer.from(arg);
+    }
+    out[c] = bytes;
+    before = args;
+    encoded = bytes;
+  }
+  return out;
+}
+
+/**
+ * How long a pipeline goes whole, as one glide batch: each glide call costs this process
+ * roughly 100 µs of CPU (JS and glide's threads) whatever it carries, so an enqueueMany x100
+ * cut in maxBatch parts paid that 4 times (npm run bench, enqueueMany x100: 128 beat 32,
+ * 256 and 1,000 as maxBatch).
+ */
+const PIPELINE_PART = 128;
 
 /** A key's hash tag (what picks its slot): the writes of one queue share one WAIT. */
 function slotTag(key: string): string {
@@ -191,12 +225,34 @@ export class GlideWire {
   send<T>(args: readonly Arg[], shape: Shape<T>): Promise<T> {
     if (this.closed) return Promise.reject(new ConnectionError('connection is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ args: args.map(toGlide), shape, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.wait({ args: args.map(toGlide), shape, resolve: resolve as (value: unknown) => void, reject });
     });
+  }
+
+  /**
+   * Several commands answered together, a reply each as `shape` makes it, in order: one
+   * promise for all (a pipeline's commands are awaited together anyway), kept whole in one
+   * glide batch; a list longer than PIPELINE_PART (or maxBatch, if larger) goes in parts.
+   */
+  sendAll<T>(list: readonly (readonly Arg[])[], shape: Shape<T>): Promise<T[]> {
+    if (this.closed) return Promise.reject(new ConnectionError('connection is closed'));
+    const part = Math.max(this.maxBatch, PIPELINE_PART);
+    if (list.length > part) {
+      const parts: Promise<T[]>[] = [];
+      for (let i = 0; i < list.length; i += part) parts.push(this.sendAll(list.slice(i, i + part), shape));
+      return Promise.all(parts).then((replies) => replies.flat());
+    }
+    return new Promise<T[]>((resolve, reject) => {
+      this.wait({ list: glideArgsOf(list), shape, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  private wait(waiting: Waiting): void {
+    this.queue.push(waiting);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
   }
 
   /** One command to the primary that owns `key`'s slot (any node's connection when standalone), not batched. */
@@ -277,33 +333,65 @@ export class GlideWire {
     this.scheduled = false;
     const all = this.queue;
     this.queue = [];
-    for (let i = 0; i < all.length; i += this.maxBatch) void this.sendGroup(all.slice(i, i + this.maxBatch));
+    // whole callers in each glide batch, up to maxBatch commands: a pipeline cut in two would wait for both batches
+    let group: Waiting[] = [];
+    let size = 0;
+    for (const w of all) {
+      const n = w.list ? w.list.length : 1;
+      if (size > 0 && size + n > this.maxBatch) {
+        void this.sendGroup(group, size);
+        group = [];
+        size = 0;
+      }
+      group.push(w);
+      size += n;
+    }
+    if (size > 0) void this.sendGroup(group, size);
   }
 
-  private async sendGroup(group: Waiting[]): Promise<void> {
+  /** Sends `group`'s `size` commands: one alone as a plain command, more as one glide batch. */
+  private async sendGroup(group: Waiting[], size: number): Promise<void> {
     try {
-      if (group.length === 1) {
+      if (size === 1) {
         const only = group[0]!;
+        const settle = (reply: unknown) => only.resolve(only.list ? [only.shape(reply)] : only.shape(reply));
         try {
-          only.resolve(only.shape(await this.client.customCommand(only.args, { decoder: Decoder.Bytes })));
+          settle(await this.client.customCommand(only.list ? only.list[0]! : only.args!, { decoder: Decoder.Bytes }));
         } catch (err) {
           if (!isReplyError(err)) throw err;
-          only.resolve(only.shape(err));
+          settle(err);
         }
         return;
       }
       const batch = this.cluster ? new ClusterBatch(false) : new Batch(false);
-      for (const w of group) batch.customCommand(w.args);
-      const replies = await this.exec(batch);
-      if (!replies || replies.length !== group.length) {
-        throw new Error(`batch of ${group.length} answered ${replies?.length ?? 'nothing'}`);
+      for (const w of group) {
+        if (w.list) for (const args of w.list) batch.customCommand(args);
+        else batch.customCommand(w.args!);
       }
-      group.forEach((w, i) => {
-        const reply = replies[i];
-        // a batch carries transport failures in place, like replies: those reject
-        if (reply instanceof Error && !isReplyError(reply)) w.reject(this.lost(reply));
-        else w.resolve(w.shape(reply));
-      });
+      const replies = await this.exec(batch);
+      if (!replies || replies.length !== size) {
+        throw new Error(`batch of ${size} answered ${replies?.length ?? 'nothing'}`);
+      }
+      // a batch carries transport failures in place, like replies: those reject
+      const failed = (reply: unknown) => reply instanceof Error && !isReplyError(reply);
+      let at = 0;
+      for (const w of group) {
+        if (!w.list) {
+          const reply = replies[at++];
+          if (failed(reply)) w.reject(this.lost(reply));
+          else w.resolve(w.shape(reply));
+          continue;
+        }
+        const shaped = new Array<unknown>(w.list.length);
+        let error: Error | undefined;
+        for (let k = 0; k < shaped.length; k++) {
+          const reply = replies[at++];
+          if (failed(reply)) error ??= this.lost(reply);
+          else shaped[k] = w.shape(reply);
+        }
+        if (error) w.reject(error);
+        else w.resolve(shaped);
+      }
     } catch (err) {
       const error = this.lost(err);
       for (const w of group) w.reject(error);
@@ -344,7 +432,11 @@ export class GlideConnection implements Connection {
   }
 
   pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
-    return Promise.all(commands.map((c) => this.run(c)));
+    // a WAIT follows each write's own reply: that goes call by call
+    if (this.wire.waitFor || commands.length === 0) return Promise.all(commands.map((c) => this.run(c)));
+    const held = this.fence.admit();
+    const list = commands.map(argsOf);
+    return held ? held.then(() => this.wire.sendAll(list, outcomeOf)) : this.wire.sendAll(list, outcomeOf);
   }
 
   async close(): Promise<void> {
