@@ -78,23 +78,25 @@ interface Done {
 
 /** As the route answers: Emq-Region, Location, then c.json's Content-Type. */
 function admittedResponse(done: Done, path: string, { id, verdict }: { id: string; verdict: string }): Response {
-  const head: [string, string][] = done.region ? [['Emq-Region', done.region]] : [];
-  head.push(['Location', `${path}/${id}`], ['Content-Type', 'application/json']);
+  const head: Record<string, string> = done.region ? { 'Emq-Region': done.region } : {};
+  head.Location = `${path}/${id}`;
+  head['Content-Type'] = 'application/json';
   return answer(done, verdict === 'duplicate' ? 200 : 201, head, JSON.stringify({ id, queue: done.queue, verdict }));
 }
 
 /** As the app's onError answers (problemResponse): Emq-Region, the problem's own headers, Content-Type. */
 function problemResponse(done: Done, p: Problem): Response {
   done.record.code = p.code;
-  const head: [string, string][] = done.region ? [['Emq-Region', done.region]] : [];
-  for (const [name, value] of Object.entries(problemHeaders(p))) head.push([name, value]);
-  head.push(['Content-Type', 'application/problem+json']);
+  const head: Record<string, string> = done.region ? { 'Emq-Region': done.region } : {};
+  for (const [name, value] of Object.entries(problemHeaders(p))) head[name] = value;
+  head['Content-Type'] = 'application/problem+json';
   return answer(done, p.status, head, problemJson(p));
 }
 
 /** The answer with X-Request-Id last (observeRequests sets it on the app's), then its summary to the sinks. */
-function answer({ record, sinks, env, queue }: Done, status: number, head: [string, string][], body: string): Response {
-  head.push(['X-Request-Id', record.id]);
+function answer({ record, sinks, env, queue }: Done, status: number, head: Record<string, string>, body: string): Response {
+  // a record, not pairs: workerd converts it to Headers for less than an array of arrays
+  head['X-Request-Id'] = record.id;
   const response = new Response(body, { status, headers: head });
   tell(sinks, record.summary('POST', ROUTE, status, queue), env);
   return response;
