@@ -17,16 +17,17 @@ export class TooLarge extends Error {
 export const declaredOver = (length: string | undefined, encoding: string | undefined, max: number) =>
   length !== undefined && encoding === undefined && Number(length) > max;
 
-export async function readBody(c: Context, max: number): Promise<Uint8Array> {
-  const declared = c.req.header('content-length');
-  const encoding = c.req.header('transfer-encoding');
+/** The request body under the cap `max`; `note` is told how many bytes were read. */
+export async function readRequest(request: Request, max: number, note: (bytes: number) => void): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length') ?? undefined;
+  const encoding = request.headers.get('transfer-encoding') ?? undefined;
   if (declaredOver(declared, encoding, max)) throw new TooLarge();
   if (declared !== undefined && encoding === undefined) {
-    const bytes = new Uint8Array(await c.req.raw.arrayBuffer()); // the raw Request: Hono's copy caches it
-    noteBytes(c, bytes.length);
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    note(bytes.length);
     return bytes;
   }
-  const body = c.req.raw.body;
+  const body = request.body;
   if (!body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -36,13 +37,13 @@ export async function readBody(c: Context, max: number): Promise<Uint8Array> {
     if (done) break;
     size += value.length;
     if (size > max) {
-      noteBytes(c, size);
+      note(size);
       await reader.cancel();
       throw new TooLarge(true);
     }
     chunks.push(value);
   }
-  noteBytes(c, size);
+  note(size);
   const out = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {
@@ -51,3 +52,6 @@ export async function readBody(c: Context, max: number): Promise<Uint8Array> {
   }
   return out;
 }
+
+/** The request body of a Hono context, under the cap (the raw Request: Hono's copy caches it). */
+export const readBody = (c: Context, max: number): Promise<Uint8Array> => readRequest(c.req.raw, max, (bytes) => noteBytes(c, bytes));

@@ -7,6 +7,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { REGION_RULE } from '../../shared/config/parse.js';
 import type { RequestSink } from '../http/request-context.js';
+import type { RequestSummary } from '../http/request-record.js';
 import { Problem } from './problem.js';
 
 /** A Workers Analytics Engine dataset binding (@cloudflare/workers-types' AnalyticsEngineDataset). */
@@ -16,7 +17,8 @@ export interface AnalyticsDataset {
 
 type Env = { EMQ_ANALYTICS?: unknown; EMQ_REGION?: unknown } | undefined;
 
-function datasetOf(env: Env): AnalyticsDataset | undefined {
+/** The dataset bound as EMQ_ANALYTICS, if any; a binding that is not one throws 500 misconfigured. */
+export function datasetOf(env: Env): AnalyticsDataset | undefined {
   const bound = env?.EMQ_ANALYTICS;
   if (bound === undefined || bound === null || bound === '') return undefined;
   if (typeof (bound as AnalyticsDataset).writeDataPoint !== 'function') {
@@ -38,21 +40,24 @@ export const checkAnalytics: MiddlewareHandler = function checkAnalytics(c, next
  * script, verdict, code, route], doubles [calls]. Index: the route pattern.
  */
 export function analyticsSink(): RequestSink {
-  return (s, c) => {
-    const env = c.env as Env;
-    const dataset = datasetOf(env);
-    if (!dataset) return;
-    const region = typeof env?.EMQ_REGION === 'string' && REGION_RULE.test(env.EMQ_REGION) ? env.EMQ_REGION : '';
-    const labels = Object.keys(s.verdicts);
-    const verdict = labels.length === 0 ? '' : labels.length === 1 ? labels[0]! : 'mixed';
-    const calls = s.calls.reduce((n, x) => n + x.count, 0);
-    dataset.writeDataPoint({
-      indexes: [s.route],
-      blobs: ['request', region, s.method, s.route, verdict, s.code ?? ''],
-      doubles: [s.status, s.ms, s.bytes, calls, s.noscript, s.transient, s.retries, s.pipelines, s.pipelineCommands],
-    });
-    for (const x of s.calls) {
-      dataset.writeDataPoint({ indexes: [s.route], blobs: ['script', region, x.script, x.verdict, x.code, s.route], doubles: [x.count] });
-    }
-  };
+  return (s, c) => writeAnalytics(s, c.env);
+}
+
+/** The sink's work for a request's env (the Worker's job path, worker-jobs.ts, has no Hono context). */
+export function writeAnalytics(s: RequestSummary, given: unknown): void {
+  const env = given as Env;
+  const dataset = datasetOf(env);
+  if (!dataset) return;
+  const region = typeof env?.EMQ_REGION === 'string' && REGION_RULE.test(env.EMQ_REGION) ? env.EMQ_REGION : '';
+  const labels = Object.keys(s.verdicts);
+  const verdict = labels.length === 0 ? '' : labels.length === 1 ? labels[0]! : 'mixed';
+  const calls = s.calls.reduce((n, x) => n + x.count, 0);
+  dataset.writeDataPoint({
+    indexes: [s.route],
+    blobs: ['request', region, s.method, s.route, verdict, s.code ?? ''],
+    doubles: [s.status, s.ms, s.bytes, calls, s.noscript, s.transient, s.retries, s.pipelines, s.pipelineCommands],
+  });
+  for (const x of s.calls) {
+    dataset.writeDataPoint({ indexes: [s.route], blobs: ['script', region, x.script, x.verdict, x.code, s.route], doubles: [x.count] });
+  }
 }

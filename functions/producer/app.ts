@@ -46,8 +46,8 @@ import {
   type Payload,
 } from '../../shared/index.js';
 import { publicFound } from '../../shared/fence.js';
-import { TooLarge, readBody } from '../http/body.js';
-import { forRequest } from '../http/request-context.js';
+import { TooLarge, readBody, readRequest } from '../http/body.js';
+import { forRequest, noteBytes } from '../http/request-context.js';
 import { parseBatch } from './batch.js';
 import { parseFlow } from './flow-body.js';
 import { openApi } from './openapi.js';
@@ -139,7 +139,8 @@ export interface JobPlan {
 
 /**
  * POST /v1/queues/:queue/jobs in steps, without a framework: the Hono route takes them, and so
- * does `emq producer`'s node:http listener (node-listener.ts), so both answer the same.
+ * do `emq producer`'s node:http listener (node-listener.ts) and the Worker's fetch
+ * (worker-jobs.ts), so all answer the same.
  */
 export interface JobRoute {
   /** The caller an Authorization header names (a token of EMQ_TOKENS), else undefined: 401. */
@@ -150,6 +151,8 @@ export interface JobRoute {
   /** The region that takes the queue's jobs (Emq-Region), and its connection. */
   region(queue: string): string | undefined;
   connection(queue: string): Connection;
+  /** The request's payload under the plan's cap (past it: 413); `note` is told the bytes read. */
+  payload(request: Request, plan: JobPlan, note: (bytes: number) => void): Promise<Payload>;
   admit(valkey: Connection, plan: JobPlan, caller: Caller, payload: Payload): Promise<Admitted>;
 }
 
@@ -240,11 +243,12 @@ export function createProducer({ config, connection, regionOf, minter: given, ca
     return forRequest(c, connection(queue)); // the request's id and observer ride on its calls
   };
 
-  const payloadOf = (c: Context, max: number) =>
-    readBody(c, max).catch((err: unknown) => {
+  const payloadFrom = (request: Request, max: number, note: (bytes: number) => void) =>
+    readRequest(request, max, note).catch((err: unknown) => {
       if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `the payload is larger than ${max} bytes`);
       throw err;
     });
+  const payloadOf = (c: Context, max: number) => payloadFrom(c.req.raw, max, (bytes) => noteBytes(c, bytes));
 
   /**
    * One job, placed: scheduled (@schedule, with its group if any) when it has a due time,
@@ -418,6 +422,7 @@ export function createProducer({ config, connection, regionOf, minter: given, ca
     plan: planJob,
     region: (queue) => regionOf?.(queue),
     connection: (queue) => connection(queue),
+    payload: (request, plan, note) => payloadFrom(request, plan.maxPayloadBytes, note),
     admit: admitJob,
   };
   return { app, jobs: own ? undefined : jobs };

@@ -2,20 +2,25 @@
 // once per isolate from its vars and secrets. With regions (regions.ts), a queue homed in
 // another region goes through that region's gateway, so one queue's jobs share one Valkey.
 // Each request logs a JSON line (EMQ_LOG) to Workers Logs, and, with an Analytics Engine
-// dataset bound as EMQ_ANALYTICS, writes its data points (analytics.ts).
+// dataset bound as EMQ_ANALYTICS, writes its data points (analytics.ts). POST …/jobs is
+// answered in front of the app by the app's own steps (worker-jobs.ts): every job's way in.
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
 import { observeRequests } from '../http/request-context.js';
 import { requestLog } from '../http/request-log.js';
-import { analyticsSink, checkAnalytics } from './analytics.js';
-import { createProducerApp } from './app.js';
+import { analyticsSink, checkAnalytics, writeAnalytics } from './analytics.js';
+import { createProducer } from './app.js';
 import { configFrom, type Config, type Vars } from './config.js';
 import { Problem } from './problem.js';
 import { regionsFrom, type Regions } from './regions.js';
+import { jobFetch, type WorkerFetch } from './worker-jobs.js';
 
-type App = ReturnType<typeof createProducerApp>;
+/** The Worker's fetch for one configuration: the app, with job requests taken in front of it. */
+export interface Producer {
+  fetch: WorkerFetch;
+}
 
-let built: { env: Vars; key: string; app: App } | undefined;
+let built: { env: Vars; key: string; producer: Producer } | undefined;
 
 /** What the app is built from; workerd may hand each request a new env object with the same values. */
 const keyOf = (env: Vars) =>
@@ -35,19 +40,19 @@ function configured<T>(read: () => T): T {
   }
 }
 
-export function producerFor(env: Vars): App {
-  if (built?.env === env) return built.app;
+export function producerFor(env: Vars): Producer {
+  if (built?.env === env) return built.producer;
   const key = keyOf(env);
   if (built?.key === key) {
     built.env = env;
-    return built.app;
+    return built.producer;
   }
   let config: Config | undefined;
   let regions: Regions | undefined;
   const connections = new Map<string | undefined, Connection>(); // one per region reached
   const routes = () => (regions ??= configured(() => regionsFrom(env)));
   const log = requestLog({ app: 'worker', level: () => (config ??= configFrom(env)).logLevel, write: (line) => console.log(line) });
-  const app = createProducerApp({
+  const { app, jobs } = createProducer({
     use: [observeRequests({ sinks: [log, analyticsSink()] }), checkAnalytics],
     config: () => (config ??= configFrom(env)),
     regionOf: (queue) => routes().homeOf(queue),
@@ -61,8 +66,10 @@ export function producerFor(env: Vars): App {
       return connection;
     },
   });
-  built = { env, key, app };
-  return app;
+  const fallback: WorkerFetch = (request, given, ctx) => app.fetch(request, given, ctx as never);
+  const producer: Producer = { fetch: jobs ? jobFetch(jobs, [log, writeAnalytics], fallback) : fallback };
+  built = { env, key, producer };
+  return producer;
 }
 
 export default {
