@@ -23,6 +23,7 @@ import { Unavailable, type Backend } from './backend.js';
 import type { Observer } from '../../shared/observe.js';
 import { TooLarge } from '../http/body.js';
 import { readIncoming } from '../http/incoming.js';
+import { VALID_HOST, VALID_TARGET, authorizationOf } from '../http/node-request.js';
 import { type MetricsEndpoint, pathOf } from '../http/metrics.js';
 import { type RequestRecord, type SummarySink, startRequest, tell } from '../http/request-record.js';
 import { noteOutcomes } from './observe.js';
@@ -108,26 +109,10 @@ function targetOf(req: IncomingMessage): { url: string; path: string; raw: strin
   return { url, path: getPath({ url } as Request), raw };
 }
 
-/**
- * The Authorization header as the Fetch API reads it: every occurrence, joined with ', ' (so
- * two tokens are no token), where node:http would keep only the first.
- */
-function authorizationOf(req: IncomingMessage): string | undefined {
-  const raw = req.rawHeaders;
-  let value: string | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 13 && name.toLowerCase() === 'authorization') value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
-  }
-  return value;
-}
-
 // @hono/node-server's checks, so a request target reads as it did under it
-const VALID_TARGET = /^\/[!#$&-;=?-[\]_a-z~]*$/;
 const DOT_SEGMENT = /\/\.\.?(?:[/?#]|$)/;
 // a dot segment as the URL parser reads it, percent-encoded dots included (/%2e%2e/healthz is /healthz)
 const ANY_DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?#]|$)/i;
-const VALID_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 
 /** A header node:http joined (every occurrence, ', ' between, as Fetch reads them). */
 const header = (value: string | string[] | undefined) => (typeof value === 'string' ? value : undefined);

@@ -11,6 +11,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { type Observer, scoped } from '../../shared/observe.js';
 import { declaredOver } from '../http/body.js';
 import { readIncoming } from '../http/incoming.js';
+import { VALID_HOST, VALID_TARGET, authorizationOf } from '../http/node-request.js';
 import { type RequestRecord, type SummarySink, startRequest, tell } from '../http/request-record.js';
 import { type JobPlan, type JobRoute, reportedProblem } from './app.js';
 import { problemHeaders, problemJson } from './problem.js';
@@ -30,8 +31,6 @@ const ROUTE = '/v1/queues/:queue/jobs';
 // A target Hono reads as it is sent: no percent-escapes to decode, no query, no dot segment,
 // no backslash; and within @hono/node-server's own test for a target it need not parse.
 const JOBS = /^\/v1\/queues\/([^/%?#\\]+)\/jobs$/;
-const VALID_TARGET = /^\/[!#$&-;=?-[\]_a-z~]*$/;
-const VALID_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 
 /**
  * A request header as Fetch's Headers read it on @hono/node-server: every occurrence, joined
@@ -39,15 +38,7 @@ const VALID_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
  * Authorization (two tokens must be no token).
  */
 function headerOf(req: IncomingMessage, name: string): string | undefined {
-  if (name === 'authorization') {
-    const raw = req.rawHeaders;
-    let value: string | undefined;
-    for (let i = 0; i < raw.length; i += 2) {
-      const n = raw[i]!;
-      if (n.length === 13 && n.toLowerCase() === 'authorization') value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
-    }
-    return value;
-  }
+  if (name === 'authorization') return authorizationOf(req);
   const value = req.headers[name];
   return typeof value === 'string' ? value : undefined;
 }
