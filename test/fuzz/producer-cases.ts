@@ -1776,7 +1776,7 @@ const placedJob = (place: PlaceV): ProducerCase => ({
   place,
 });
 const repeated = { t: 'fresh' as const, id: 'JOB0KHTOWnGLuC' };
-const text = (payload: string, id: IdV, place: PlaceV): ItemV => ({ t: 'text', payload, id, place });
+const text = (payload: string, id: IdV | undefined, place: PlaceV): ItemV => ({ t: 'text', payload, id, place });
 
 /** The placement fuzz's findings, replayed first on every run. */
 export const PLACEMENT_EXAMPLES: ProducerCase[] = [
@@ -1802,6 +1802,25 @@ export const PLACEMENT_EXAMPLES: ProducerCase[] = [
     contentType: undefined,
     extra: undefined,
   },
+  // one of each refusal the property insists on reaching, so that no seed misses one (a
+  // clean-clone run of 60 drew no batch with a bad Emq-Delay)
+  ...(
+    [
+      { delay: { t: 'raw', text: '5 minutes' } },
+      { notBefore: { t: 'fixed', text: '2025-13-01T00:00:00Z' } },
+      { group: { t: 'raw', text: 'not a group' } },
+    ] satisfies PlaceV[]
+  ).flatMap((place): ProducerCase[] => [
+    placedJob(place),
+    {
+      t: 'batch',
+      auth: ok,
+      queue: { seg: 'fz-a.1' },
+      doc: { t: 'items', items: [text('refused', undefined, place)] },
+      contentType: undefined,
+      extra: undefined,
+    },
+  ]),
 ];
 
 // ---------------------------------------------------------------- the flows fuzz
