@@ -224,7 +224,9 @@ describe('emq gateway: /metrics, request logs, request ids', () => {
   });
 
   it("a Valkey outage: the producer connection's emq_valkey_up drops, then one reconnect and the time spent unavailable", async () => {
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, retries: 0 });
+    // glide may hold the first call after the kill until its request timeout (5 s) before it
+    // fails: the client waits longer than that, so the gateway's 503 is what it gets
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, retries: 0, timeoutMs: 15_000 });
     const q = fresh();
     await enqueue(rest, q, mintId(), 'before');
     const before = await scrape(gateway.url);
@@ -247,7 +249,7 @@ describe('emq gateway: /metrics, request logs, request ids', () => {
       .filter((l) => l.connection === 'producer')
       .map((l) => l.msg);
     expect(events.slice(-2)).toEqual(['valkey unavailable', 'valkey available']);
-  });
+  }, 30_000); // the first call after the kill may wait out glide's request timeout
 });
 
 describe('emq producer: /metrics and logs over glide, a NOSCRIPT fallback, the fence, a Valkey outage', () => {
@@ -361,7 +363,7 @@ describe('emq producer: /metrics and logs over glide, a NOSCRIPT fallback, the f
     expect((await post(`/v1/queues/${fresh()}/jobs`, 'x')).status).toBe(201);
     const events = linesOf(producer.stdout()).filter((l) => l.msg === 'valkey unavailable' || l.msg === 'valkey available');
     expect(events.map((l) => l.msg).slice(-2)).toEqual(['valkey unavailable', 'valkey available']);
-  });
+  }, 30_000); // the first call after the kill may wait out glide's request timeout
 });
 
 describe('one request id across hops on Node: emq producer over REST → emq gateway', () => {
