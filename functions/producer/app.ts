@@ -46,7 +46,9 @@ import {
   type Payload,
 } from '../../shared/index.js';
 import { publicFound } from '../../shared/fence.js';
-import { TooLarge, readBody, readRequest } from '../http/body.js';
+import type { RequestScope } from '../../shared/connection.js';
+import { scoped } from '../../shared/observe.js';
+import { TooLarge, declaredOver, readBody, readRequest } from '../http/body.js';
 import { forRequest, noteBytes } from '../http/request-context.js';
 import { parseBatch } from './batch.js';
 import { parseFlow } from './flow-body.js';
@@ -143,17 +145,24 @@ export interface JobPlan {
  * (worker-jobs.ts), so all answer the same.
  */
 export interface JobRoute {
-  /** The caller an Authorization header names (a token of EMQ_TOKENS), else undefined: 401. */
-  bearer(header: string | undefined): Caller | undefined;
-  /** The route's queue, valid and allowed for the caller. */
-  queue(queue: string, caller: Caller): string;
-  plan(queue: string, header: (name: string) => string | undefined): JobPlan;
-  /** The region that takes the queue's jobs (Emq-Region), and its connection. */
-  region(queue: string): string | undefined;
-  connection(queue: string): Connection;
+  /**
+   * A job request taken before its body is read: its caller, plan, region (Emq-Region) and
+   * connection, scoped to the request (`scope`: its id and observer, as forRequest() gives
+   * them). Undefined when the app must answer it instead: no or an unknown token, a refused
+   * queue or header, a misconfiguration, a body declared over the cap (`header` reads the
+   * request's headers, any case).
+   */
+  take(queue: string, header: (name: string) => string | undefined, scope: RequestScope): TakenJob | undefined;
   /** The request's payload under the plan's cap (past it: 413); `note` is told the bytes read. */
   payload(request: Request, plan: JobPlan, note: (bytes: number) => void): Promise<Payload>;
   admit(valkey: Connection, plan: JobPlan, caller: Caller, payload: Payload): Promise<Admitted>;
+}
+
+export interface TakenJob {
+  caller: Caller;
+  plan: JobPlan;
+  region: string | undefined;
+  valkey: Connection;
 }
 
 type Admitted = { id: string; verdict: 'enqueued' | 'scheduled' | 'duplicate' };
@@ -417,11 +426,17 @@ export function createProducer({ config, connection, regionOf, minter: given, ca
   app.all('/v1/*', (c) => problemResponse(c, new Problem(405, 'not_allowed', `${c.req.method} is not allowed on ${c.req.path}`)));
 
   const jobs: JobRoute = {
-    bearer: bearerOf,
-    queue: allowedQueue,
-    plan: planJob,
-    region: (queue) => regionOf?.(queue),
-    connection: (queue) => connection(queue),
+    take(queue, header, scope) {
+      try {
+        const caller = bearerOf(header('Authorization'));
+        if (!caller) return undefined;
+        const plan = planJob(allowedQueue(queue, caller), header);
+        if (declaredOver(header('Content-Length'), header('Transfer-Encoding'), plan.maxPayloadBytes)) return undefined;
+        return { caller, plan, region: regionOf?.(plan.queue), valkey: scoped(connection(plan.queue), scope) };
+      } catch {
+        return undefined; // the app's refusal, answered by the app
+      }
+    },
     payload: (request, plan, note) => payloadFrom(request, plan.maxPayloadBytes, note),
     admit: admitJob,
   };

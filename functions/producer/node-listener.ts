@@ -8,14 +8,12 @@
 // is answered there as ever. The route's steps are the app's own (JobRoute, app.ts): one
 // implementation of auth and parsing. Node only.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { type Observer, scoped } from '../../shared/observe.js';
-import { declaredOver } from '../http/body.js';
+import type { Observer } from '../../shared/observe.js';
 import { readIncoming } from '../http/incoming.js';
 import { VALID_HOST, VALID_TARGET, authorizationOf } from '../http/node-request.js';
 import { type RequestRecord, type SummarySink, startRequest, tell } from '../http/request-record.js';
-import { type JobPlan, type JobRoute, reportedProblem } from './app.js';
+import { type JobRoute, reportedProblem } from './app.js';
 import { problemHeaders, problemJson } from './problem.js';
-import type { Caller } from './tokens.js';
 
 export interface JobListenerOptions {
   jobs: JobRoute;
@@ -94,24 +92,12 @@ export function jobListener({ jobs, fallback, observer, sinks }: JobListenerOpti
     }
     const record = startRequest(headerOf(req, 'x-request-id'), headerOf(req, 'traceparent'), observer);
     // every refusal before the body is read is the app's to answer (a record of its own, its log line)
-    let caller: Caller | undefined;
-    let plan: JobPlan;
-    try {
-      caller = jobs.bearer(headerOf(req, 'authorization'));
-      if (!caller) return fallback(req, res);
-      plan = jobs.plan(jobs.queue(match[1]!, caller), header(req));
-    } catch {
-      return fallback(req, res);
-    }
-    if (declaredOver(length, undefined, plan.maxPayloadBytes)) return fallback(req, res);
+    const taken = jobs.take(match[1]!, header(req), { headers: record.headers, observer: record });
+    if (!taken) return fallback(req, res);
+    const { caller, plan, region, valkey } = taken;
     const { queue } = plan;
-    const region = jobs.region(queue);
-    // the request's id and observer ride on its calls, as forRequest() gives them
-    const valkey = scoped(jobs.connection(queue), { headers: record.headers, observer: record });
-    const who = caller;
-    const job = plan;
-    readIncoming(req, job.maxPayloadBytes, record)
-      .then((payload) => jobs.admit(valkey, job, who, payload))
+    readIncoming(req, plan.maxPayloadBytes, record)
+      .then((payload) => jobs.admit(valkey, plan, caller, payload))
       .then(
         ({ id, verdict }) => {
           const headers: Record<string, string> = { 'content-type': 'application/json', location: `${target}/${id}` };

@@ -6,8 +6,6 @@
 // answer exactly as the app does (no or an unknown token, a refused queue or header, a
 // declared body over the cap, a misbound EMQ_ANALYTICS, a misconfiguration, a path Hono
 // would decode), goes to the app before its body is read, and is answered there as ever.
-import { scoped } from '../../shared/observe.js';
-import { declaredOver } from '../http/body.js';
 import { type RequestRecord, type RequestSummary, startRequest, tell } from '../http/request-record.js';
 import { datasetOf } from './analytics.js';
 import { type JobRoute, reportedProblem } from './app.js';
@@ -42,28 +40,22 @@ export function jobFetch(jobs: JobRoute, sinks: readonly JobSink[], fallback: Wo
     // each refusal before the body is read is the app's to answer (its checks, in its order)
     try {
       datasetOf(env as never);
-      const caller = jobs.bearer(headerOf(headers, 'Authorization'));
-      if (!caller) return fallback(request, env, ctx);
-      const plan = jobs.plan(jobs.queue(match[1]!, caller), (name) => headers.get(name) ?? undefined);
-      if (declaredOver(headerOf(headers, 'content-length'), headerOf(headers, 'transfer-encoding'), plan.maxPayloadBytes)) {
-        return fallback(request, env, ctx);
-      }
-      const region = jobs.region(plan.queue);
-      // the request's id and observer ride on its calls, as forRequest() gives them
-      const valkey = scoped(jobs.connection(plan.queue), { headers: record.headers, observer: record });
-      const done: Done = { record, sinks, env, queue: plan.queue, region };
-      return jobs
-        .payload(request, plan, (bytes) => {
-          record.bytes += bytes;
-        })
-        .then((payload) => jobs.admit(valkey, plan, caller, payload))
-        .then(
-          (admitted) => admittedResponse(done, path, admitted),
-          (err: unknown) => problemResponse(done, reportedProblem(err, 'POST', path)),
-        );
     } catch {
       return fallback(request, env, ctx);
     }
+    const taken = jobs.take(match[1]!, (name) => headers.get(name) ?? undefined, { headers: record.headers, observer: record });
+    if (!taken) return fallback(request, env, ctx);
+    const { caller, plan, region, valkey } = taken;
+    const done: Done = { record, sinks, env, queue: plan.queue, region };
+    return jobs
+      .payload(request, plan, (bytes) => {
+        record.bytes += bytes;
+      })
+      .then((payload) => jobs.admit(valkey, plan, caller, payload))
+      .then(
+        (admitted) => admittedResponse(done, path, admitted),
+        (err: unknown) => problemResponse(done, reportedProblem(err, 'POST', path)),
+      );
   };
 }
 

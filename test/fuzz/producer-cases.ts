@@ -1764,17 +1764,7 @@ export const PRODUCER_EXAMPLES: ProducerCase[] = [
 ];
 
 /** A POST …/jobs to fz-a.1 with this placement. */
-const placedJob = (place: PlaceV): ProducerCase => ({
-  t: 'jobs',
-  auth: ok,
-  queue: { seg: 'fz-a.1' },
-  id: undefined,
-  key: undefined,
-  contentType: undefined,
-  body: { t: 'text', text: 'pooled 0' },
-  extra: undefined,
-  place,
-});
+const placedJob = (place: PlaceV): ProducerCase => plainJob({ body: { t: 'text', text: 'pooled 0' }, place });
 const repeated = { t: 'fresh' as const, id: 'JOB0KHTOWnGLuC' };
 const text = (payload: string, id: IdV | undefined, place: PlaceV): ItemV => ({ t: 'text', payload, id, place });
 
