@@ -25,6 +25,12 @@ export interface Connection {
    * as outcomes; only transport failures reject, with a ConnectionError.
    */
   pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]>;
+  /**
+   * Throws (TooLargeError) when `pipeline` could not send these commands within the
+   * transport's bounds, sending none of them: for a caller that writes other calls first (a
+   * flow holds its parent before its children land). Absent: the transport has no such bound.
+   */
+  check?(commands: readonly ScriptCommand[]): Promise<void>;
   /** Releases the transport. */
   close(): Promise<void>;
   /** Told of every script call's outcome, fallback and retry made on this connection (shared/observe.ts). */

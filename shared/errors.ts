@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'invalid_id'
   | 'invalid_payload'
   | 'invalid_flow'
+  | 'too_large'
   | 'kind'
   | 'layout'
   | 'wrong_type'
@@ -50,6 +51,16 @@ export class InvalidPayloadError extends RefusalError {
 export class InvalidFlowError extends RefusalError {
   constructor(message: string) {
     super('invalid_flow', message);
+  }
+}
+
+/**
+ * The call cannot travel within the transport's bounds: one request's body, or the requests
+ * one call may take (shared/connections/rest-encode.ts). Refused before anything was sent.
+ */
+export class TooLargeError extends RefusalError {
+  constructor(message: string) {
+    super('too_large', message);
   }
 }
 

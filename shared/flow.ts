@@ -192,8 +192,10 @@ class Sending {
  *
  * Over REST, a flow whose children all run in the parent's queue is one request, its payloads
  * the raw body; past a request line's length of keys and ids (some 100 children) it goes as
- * JSON, which carries UTF-8 only: payloads that are not UTF-8 are then refused whole
- * (InvalidPayloadError), nothing written.
+ * JSON (base64 arguments on this project's gateway). On a plain Upstash endpoint, JSON
+ * carries UTF-8 only: payloads that are not UTF-8 are then refused whole (InvalidPayloadError),
+ * nothing written. A flow too large for the REST connection's bounds (one request's body, or
+ * the requests its children take) is refused (TooLargeError) before its parent is held.
  */
 export async function addFlow(connection: Connection, queue: string, flow: FlowInput, mint: () => string = mintId): Promise<FlowResult> {
   const sending = new Sending(connection, checkFlow(queue, flow), mint);
@@ -286,6 +288,10 @@ async function crossQueue(s: Sending): Promise<FlowResult> {
     return undefined;
   };
   const every = Array.from({ length: n }, (_, i) => i);
+
+  // 0. the children's landing fits the transport's bounds (a REST endpoint's requests), or
+  // the flow is refused here, before its parent is held
+  await s.connection.check?.(every.map((i) => callOf(i, s.ids[i]!, 'land')));
 
   // 1. every child checked in its own slot, before anything is written
   const checks = await send(every, 'check');

@@ -28,12 +28,14 @@ export interface Observer {
  */
 export function scoped(connection: Connection, scope: RequestScope): Connection {
   if (connection.withRequest) return connection.withRequest(scope);
-  return {
+  const view: Connection = {
     observer: scope.observer,
     run: (c: ScriptCommand) => connection.run(c),
     pipeline: (cs: readonly ScriptCommand[]) => connection.pipeline(cs),
     close: async () => {},
   };
+  if (connection.check) view.check = (cs) => connection.check!(cs);
+  return view;
 }
 
 /** The error codes a verdict names; any other error reply's first word is counted as OTHER (labels stay bounded). */

@@ -19,6 +19,7 @@ import { publicFound } from '../../shared/fence.js';
 import type { Script } from '../../shared/scripts.js';
 import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
 import { moreElementsThan } from './count.js';
+import { ARG_ENCODING, DECODED, decodeCommands, wantsBase64 } from './base64-args.js';
 import { Unavailable, type Backend } from './backend.js';
 import type { Observer } from '../../shared/observe.js';
 import { TooLarge } from '../http/body.js';
@@ -288,9 +289,16 @@ export function createGateway({
     const base64 = typeof encoding === 'string' && encoding.toLowerCase() === 'base64';
     const cap = capOf(scope);
     if (method === 'POST') {
-      if (path === '/') return single(scope, jsonCommand(await readJson(req, cap, record)), base64, record);
-      if (path === '/pipeline') return many(scope, jsonCommands(await readJson(req, cap, record, maxPipeline), maxPipeline), base64, false, record);
-      if (path === '/multi-exec') return many(scope, jsonCommands(await readJson(req, cap, record, maxPipeline), maxPipeline), base64, true, record);
+      if (path === '/' || path === '/pipeline' || path === '/multi-exec') {
+        const binary = wantsBase64(req.headers[ARG_ENCODING]);
+        const one = path === '/';
+        const json = await readJson(req, cap, record, one ? undefined : maxPipeline);
+        const commands = one ? [jsonCommand(json)] : jsonCommands(json, maxPipeline);
+        if (binary) decodeCommands(commands);
+        const answered = one ? await single(scope, commands[0]!, base64, record) : await many(scope, commands, base64, path === '/multi-exec', record);
+        if (binary) answered.headers = answered.headers ? { ...answered.headers, ...DECODED } : DECODED;
+        return answered;
+      }
       return single(scope, pathCommand(raw, await readIncoming(req, cap, record)), base64, record);
     }
     // HEAD would run the command as a GET does (Hono served HEAD from GET routes)

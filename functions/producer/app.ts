@@ -32,6 +32,7 @@ import {
   scheduleMany,
   scheduleOnce,
   WrongTypeError,
+  TooLargeError,
   createMinter,
   drawNode,
   enqueue,
@@ -90,6 +91,8 @@ function problemOf(err: unknown): Problem {
   // the wire's kind refusal, whether host-side or the script's own gate
   if (err instanceof KindError) return new Problem(400, 'invalid_id', `EMQKIND: ${err.message}`);
   if (err instanceof InvalidPayloadError) return new Problem(400, 'invalid_payload', err.message);
+  // the request cannot travel within the transport's bounds: nothing was sent
+  if (err instanceof TooLargeError) return new Problem(413, 'payload_too_large', err.message);
   if (err instanceof WrongTypeError) return new Problem(409, 'conflict', err.message);
   if (err instanceof WireMismatchError) {
     return new Problem(503, 'wire_mismatch', err.message, { expected: err.expected, found: err.found });

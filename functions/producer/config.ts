@@ -32,6 +32,15 @@ export interface Config {
   logLevel: LogLevel;
 }
 
+/**
+ * The REST connection's options that follow from the configuration: its budget, and its
+ * largest request body, room for one payload at the configured cap (the gateway's producer
+ * cap, EMQ_GATEWAY_PRODUCER_MAX_BODY, is 2 MiB unless raised with it).
+ */
+export function restOptionsOf(config: Config): { timeoutMs: number; maxBodyBytes: number } {
+  return { timeoutMs: config.restTimeoutMs, maxBodyBytes: Math.max(2 * 1024 * 1024, config.maxPayloadBytes + 64 * 1024) };
+}
+
 export interface ConfigOptions {
   /** Read EMQ_TOKENS (required then). false: not read, for an app given its own `caller`. Default true. */
   tokens?: boolean;

@@ -20,6 +20,7 @@ import { observeRequests } from '../http/request-context.js';
 import type { SummarySink } from '../http/request-record.js';
 import { eventLine, requestLog } from '../http/request-log.js';
 import { nodeProducerConfigFrom } from './node-config.js';
+import { restOptionsOf } from './config.js';
 
 export interface RunningProducer {
   url: string;
@@ -59,7 +60,7 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
       },
     });
   } else {
-    connection = connectRest({ url: via.restUrl, token: via.restToken, timeoutMs: config.restTimeoutMs });
+    connection = connectRest({ url: via.restUrl, token: via.restToken, ...restOptionsOf(config) });
   }
   const sinks: SummarySink[] = [requestLog({ app: 'producer', level: () => config.logLevel, write: writeLine })];
   if (metrics) sinks.push(metrics.sink);

@@ -10,7 +10,7 @@ import { observeRequests } from '../http/request-context.js';
 import { requestLog } from '../http/request-log.js';
 import { analyticsSink, checkAnalytics, writeAnalytics } from './analytics.js';
 import { createProducer } from './app.js';
-import { configFrom, type Config, type Vars } from './config.js';
+import { configFrom, restOptionsOf, type Config, type Vars } from './config.js';
 import { Problem } from './problem.js';
 import { regionsFrom, type Regions } from './regions.js';
 import { jobFetch, type WorkerFetch } from './worker-jobs.js';
@@ -61,8 +61,8 @@ export function producerFor(env: Vars): Producer {
       let connection = connections.get(region);
       if (connection) return connection;
       const { url, token } = configured(() => routes().gatewayOf(region));
-      const { restTimeoutMs: timeoutMs } = configured(() => (config ??= configFrom(env)));
-      connections.set(region, (connection = connectRest({ url, token, timeoutMs })));
+      const options = restOptionsOf(configured(() => (config ??= configFrom(env))));
+      connections.set(region, (connection = connectRest({ url, token, ...options })));
       return connection;
     },
   });

@@ -2,13 +2,18 @@
 // so it runs on Workers, Node, Deno and Bun. Works against this project's gateway or Upstash.
 //
 // One enqueue is one request: path-style EVALSHA with the payload as the raw request body,
-// so every byte travels as it is. A pipeline is one POST /pipeline of JSON commands; JSON
-// carries text, so a job whose payload is not valid UTF-8 goes in its own path-style request
-// (in order, between the JSON runs) instead: exact either way, never re-encoded.
+// so every byte travels as it is. A pipeline is one POST /pipeline of JSON commands (more
+// past maxRequestBytes); JSON carries text, so where a call is not UTF-8 (or JSON would
+// grow it past base64) the run goes with every argument in base64 (Emq-Arg-Encoding), which
+// this project's gateway reads. A plain Upstash endpoint does not: there such a call goes
+// alone, path-style. Which endpoint it is, is learned once, from the gateway's echo of that
+// header. Every pipeline's requests are planned before the first is sent, and bounded
+// (rest-encode.ts): a call that cannot fit is refused whole, nothing sent.
 // Replies are asked for in base64 (Upstash-Encoding) and decoded to bytes.
-import type { Arg, Connection, Outcome, Reply, RequestScope, ScriptCommand } from '../connection.js';
+import type { Connection, Outcome, Reply, RequestScope, ScriptCommand } from '../connection.js';
 import type { Observer } from '../observe.js';
-import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, WireMismatchError } from '../errors.js';
+import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, TooLargeError, WireMismatchError } from '../errors.js';
+import { Encoded, planPipeline, runBody, singleBytes, singleOf, type Bounds, type Single } from './rest-encode.js';
 import { printable } from '../fence.js';
 import { allScripts, type Script } from '../scripts.js';
 import { fromBase64 } from '../base64.js';
@@ -32,42 +37,22 @@ export interface RestOptions {
    * `\u0000`), so a batch within the producer's caps could pass the gateway's.
    */
   maxRequestBytes?: number;
+  /**
+   * Largest body of any request, when the endpoint's limit is known (the gateway's producer
+   * cap, EMQ_GATEWAY_PRODUCER_MAX_BODY, 2 MiB by default): a call that would pass it is refused,
+   * and a pipeline that holds one is refused whole, nothing sent. Default: no bound here (the
+   * endpoint's 413 refuses a request too large, as TooLargeError).
+   */
+  maxBodyBytes?: number;
+  /** Most requests one pipeline may take (default 8); a longer one is refused, nothing sent. */
+  maxRequests?: number;
   fetch?: typeof fetch;
 }
 
-const utf8 = new TextEncoder();
-// ignoreBOM: true keeps a leading BOM as text; the default would drop those three bytes
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const RETRYABLE = new Set([502, 503, 504]);
-/** The longest path-style request path sent; a longer command goes as JSON. */
-const MAX_PATH = 8 * 1024;
-
-function argsOf(c: ScriptCommand): Arg[] {
-  // lowercase, as Upstash's path-style examples are: /evalsha/<sha>/...
-  const head = c.op === 'evalsha' ? ['evalsha', c.sha1] : ['eval', c.script];
-  return [...head, String(c.keys.length), ...c.keys, ...c.args];
-}
-
-/** The argument as JSON text, or undefined when its bytes are not UTF-8 (JSON cannot carry them). */
-function jsonText(arg: Arg): string | undefined {
-  if (typeof arg === 'string') return arg;
-  try {
-    return strictUtf8.decode(arg);
-  } catch {
-    return undefined;
-  }
-}
-
-/** A path segment: every byte outside the unreserved set percent-escaped. */
-function segment(arg: Arg): string {
-  if (typeof arg === 'string') return encodeURIComponent(arg);
-  let out = '';
-  for (const b of arg) {
-    const c = String.fromCharCode(b);
-    out += /[A-Za-z0-9\-._~]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
+const ARG_ENCODING = 'Emq-Arg-Encoding';
+/** PING, its arguments in base64: the gateway answers PONG and echoes Emq-Arg-Encoding; Upstash finds no such command. */
+const PROBE = '[["UElORw=="]]';
 
 /** Upstash's result, base64 strings decoded to bytes (a plain "OK" status is not base64). */
 function decode(result: unknown): Reply {
@@ -118,7 +103,9 @@ export class RestConnection implements Connection {
   private readonly timeoutMs: number;
   /** Retries: `retries` of them (default 2), from `backoffMs` (default 50) doubling, jittered, honouring Retry-After up to 2 s. */
   private readonly retry: RetryPolicy;
-  private readonly maxRequestBytes: number;
+  /** The bounds a pipeline is planned in; `base64` is learned (the endpoint object is shared with every withRequest view). */
+  private readonly bounds: Omit<Bounds, 'base64'>;
+  private readonly endpoint: { base64: boolean | undefined } = { base64: undefined };
   private readonly shas: Set<string>;
   private readonly texts: Set<string>;
   /** The SHA-1 of each project script's text, to load a script too long for a request line. */
@@ -135,6 +122,8 @@ export class RestConnection implements Connection {
     backoffMs = 50,
     idempotent = allScripts,
     maxRequestBytes = 1024 * 1024,
+    maxBodyBytes = Infinity,
+    maxRequests = 8,
     fetch: fetchImpl,
   }: RestOptions) {
     this.base = url.replace(/\/+$/, '');
@@ -142,7 +131,7 @@ export class RestConnection implements Connection {
     this.ownNames = new Set([...Object.keys(this.headers), 'Content-Type'].map((k) => k.toLowerCase()));
     this.timeoutMs = timeoutMs;
     this.retry = { retries, baseMs: backoffMs, maxRetryAfterMs: 2_000 };
-    this.maxRequestBytes = maxRequestBytes;
+    this.bounds = { maxRequestBytes, maxBodyBytes: Math.max(maxBodyBytes, maxRequestBytes), maxRequests };
     this.shas = new Set(idempotent.map((s) => s.sha1));
     this.texts = new Set(idempotent.map((s) => s.text));
     this.fetch = fetchImpl ?? ((input, init) => fetch(input, init));
@@ -170,74 +159,98 @@ export class RestConnection implements Connection {
   }
 
   async pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
+    const items = commands.map((c) => new Encoded(c));
+    const steps = planPipeline(items, await this.boundsFor(items));
     const outcomes: Outcome[] = [];
-    let run: string[] = []; // each command as JSON
-    let runBytes = 2;
-    let runCommands: ScriptCommand[] = [];
-    const flush = async () => {
-      if (run.length === 0) return;
-      const body = await this.request('/pipeline', `[${run.join(',')}]`, 'application/json', this.safe(runCommands));
-      if (!Array.isArray(body)) throw new ServerError(`REST ${this.base} refused the pipeline: ${JSON.stringify(body).slice(0, 200)}`);
-      if (body.length !== run.length) {
-        throw new ProtocolError(`a pipeline of ${run.length} answered ${body.length} results`);
-      }
-      outcomes.push(...body.map(outcomeOf));
-      run = [];
-      runBytes = 2;
-      runCommands = [];
-    };
-    for (const c of commands) {
-      const texts = argsOf(c).map(jsonText);
-      const json = texts.every((t) => t !== undefined) ? JSON.stringify(texts) : undefined;
-      const bytes = json === undefined ? Infinity : utf8.encode(json).length + 1;
-      // bytes JSON cannot carry, or one command too big for a pipeline: alone, path-style
-      if (bytes > this.maxRequestBytes) {
-        await flush();
-        outcomes.push(await this.single(c));
+    for (const step of steps) {
+      if (step.kind === 'single') {
+        outcomes.push(await this.send(step.single, this.safe([commands[step.item]!])));
         continue;
       }
-      if (runBytes + bytes > this.maxRequestBytes) await flush();
-      run.push(json!);
-      runBytes += bytes;
-      runCommands.push(c);
+      const body = await this.request(
+        '/pipeline',
+        runBody(items, step.items, step.base64),
+        'application/json',
+        this.safe(step.items.map((i) => commands[i]!)),
+        step.base64,
+      );
+      if (!Array.isArray(body)) throw new ServerError(`REST ${this.base} refused the pipeline: ${JSON.stringify(body).slice(0, 200)}`);
+      if (body.length !== step.items.length) throw new ProtocolError(`a pipeline of ${step.items.length} answered ${body.length} results`);
+      for (const b of body) outcomes.push(outcomeOf(b));
     }
-    await flush();
     return outcomes;
+  }
+
+  /**
+   * Refuses, with TooLargeError, calls a pipeline could not send within its bounds; sends
+   * nothing but, once per connection where needed, the probe that learns whether the endpoint
+   * reads base64 arguments. For a caller that must know before it writes anything else (a
+   * flow's children, checked before its parent is held).
+   */
+  async check(commands: readonly ScriptCommand[]): Promise<void> {
+    const items = commands.map((c) => new Encoded(c));
+    planPipeline(items, await this.boundsFor(items));
   }
 
   async close(): Promise<void> {}
 
-  /** One command in one request: path-style with the last argument as the raw body. */
-  private async single(command: ScriptCommand): Promise<Outcome> {
-    const args = argsOf(command);
-    const last = args[args.length - 1]!;
-    const safe = this.safe([command]);
-    const path = `/${args.slice(0, -1).map(segment).join('/')}`;
-    // path-style drops empty segments, and an empty body adds no argument; and a long request
-    // line is refused (Node's HTTP server: 431 past 16 KiB of headers; nginx: 8 KiB), which
-    // long keys or arguments before the last would make: then send JSON (every project
-    // script takes its payload last, so any payload bytes ride the raw body)
-    if (args.some((a) => a.length === 0) || path.length > MAX_PATH) {
-      const texts = args.map(jsonText);
-      const sha1 = command.op === 'eval' ? this.shaOfText.get(command.script) : undefined;
-      if (texts.some((t) => t === undefined) && sha1 !== undefined && command.op === 'eval') {
-        // After NOSCRIPT, a project script's EVAL with bytes JSON cannot carry, too long for a
-        // request line: load the script with a keyless EVAL (every project script refuses it
-        // at its layout gate, before touching anything), then send the EVALSHA path-style.
-        await this.request('/', JSON.stringify(['eval', command.script, '0']), 'application/json', true);
-        return this.single({ op: 'evalsha', sha1, keys: command.keys, args: command.args });
-      }
-      if (texts.some((t) => t === undefined)) {
-        throw new InvalidPayloadError(
-          path.length > MAX_PATH
-            ? `a command whose path would pass ${MAX_PATH} bytes, with bytes that are not UTF-8 before its last argument, has no exact REST form`
-            : 'a command with an empty argument and bytes that are not UTF-8 has no exact REST form',
-        );
-      }
-      return outcomeOf(await this.request('/', JSON.stringify(texts), 'application/json', safe));
+  /** The bounds for these calls: the endpoint probed first when one of them wants base64 and it is not known yet. */
+  private async boundsFor(items: readonly Encoded[]): Promise<Bounds> {
+    if (this.endpoint.base64 === undefined && items.some((e) => e.wantsBase64)) await this.learn();
+    return { ...this.bounds, base64: this.endpoint.base64 === true };
+  }
+
+  /**
+   * Whether the endpoint reads base64 arguments: a base64 PING, which the gateway answers
+   * with the header's echo; anything else (Upstash's unknown command, a refusal) means no.
+   */
+  private async learn(): Promise<boolean> {
+    if (this.endpoint.base64 !== undefined) return this.endpoint.base64;
+    let res: Response;
+    try {
+      res = await this.fetch(`${this.base}/pipeline`, {
+        method: 'POST',
+        headers: { ...this.requestHeaders, ...this.headers, 'Content-Type': 'application/json', [ARG_ENCODING]: 'base64' },
+        body: PROBE,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (err) {
+      const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
+      throw new ConnectionError(`REST ${this.base}: ${why}`, { cause: err });
     }
-    const body = typeof last === 'string' ? utf8.encode(last) : last;
-    return outcomeOf(await this.request(path, body, 'application/octet-stream', safe));
+    await res.body?.cancel();
+    if (res.status === 401) throw new AuthError(`REST ${this.base} refused the token (401)`);
+    if (RETRYABLE.has(res.status)) throw new ConnectionError(`REST ${this.base} answered ${res.status}`);
+    return (this.endpoint.base64 = res.status === 200 && res.headers.get(ARG_ENCODING) === 'base64');
+  }
+
+  /** One call in one request. */
+  private async single(command: ScriptCommand): Promise<Outcome> {
+    const e = new Encoded(command);
+    const sha1 = command.op === 'eval' ? this.shaOfText.get(command.script) : undefined;
+    const loadable = sha1 === undefined ? undefined : new Encoded({ op: 'evalsha', sha1, keys: command.keys, args: command.args });
+    let form = singleOf(e, this.endpoint.base64 === true, loadable);
+    // a call that goes as JSON and wants base64: learn whether the endpoint reads it
+    if (form.form !== 'path' && this.endpoint.base64 === undefined && e.wantsBase64 && (await this.learn())) form = singleOf(e, true, loadable);
+    return this.send(form, this.safe([command]));
+  }
+
+  /** Sends a call in the form chosen; refuses one without an exact form, or over maxBodyBytes, before sending. */
+  private async send(form: Single, safe: boolean): Promise<Outcome> {
+    if (form.form === 'none') throw new InvalidPayloadError(form.why);
+    const bytes = singleBytes(form);
+    if (bytes > this.bounds.maxBodyBytes) {
+      throw new TooLargeError(`one call is ${bytes} bytes on the wire; one request to the REST endpoint carries at most ${this.bounds.maxBodyBytes}`);
+    }
+    if (form.form === 'load') {
+      // After NOSCRIPT, a project script's EVAL with no exact form of its own: load the script
+      // with a keyless EVAL (every project script refuses it at its layout gate, before
+      // touching anything), then send the EVALSHA path-style.
+      await this.request('/', JSON.stringify(['eval', form.script, '0']), 'application/json', true);
+      return this.send(form.then, safe);
+    }
+    if (form.form === 'path') return outcomeOf(await this.request(form.path, form.body, 'application/octet-stream', safe));
+    return outcomeOf(await this.request('/', form.body, 'application/json', safe, form.base64));
   }
 
   private safe(commands: readonly ScriptCommand[]): boolean {
@@ -245,14 +258,16 @@ export class RestConnection implements Connection {
   }
 
   /** POSTs and parses the JSON answer; retries transport failures and 502/503/504 when `idempotent`. */
-  private async request(path: string, body: string | Uint8Array, type: string, idempotent: boolean): Promise<unknown> {
+  private async request(path: string, body: string | Uint8Array, type: string, idempotent: boolean, base64 = false): Promise<unknown> {
+    const headers: Record<string, string> = { ...this.requestHeaders, ...this.headers, 'Content-Type': type };
+    if (base64) headers[ARG_ENCODING] = 'base64';
     for (let attempt = 0; ; attempt++) {
       const last = !idempotent || !mayRetry(this.retry, attempt);
       let res: Response;
       try {
         res = await this.fetch(this.base + path, {
           method: 'POST',
-          headers: { ...this.requestHeaders, ...this.headers, 'Content-Type': type },
+          headers,
           body: body as NonNullable<RequestInit['body']>,
           signal: AbortSignal.timeout(this.timeoutMs),
         });
@@ -271,6 +286,17 @@ export class RestConnection implements Connection {
         this.observer?.retry?.(String(res.status));
         await backoff(this.retry, attempt, res.headers.get('Retry-After'));
         continue;
+      }
+      if (base64 && res.status === 200) {
+        // only this project's gateway echoes the header; an endpoint that did not read the
+        // arguments as base64 found no such commands and wrote nothing
+        const read = res.headers.get(ARG_ENCODING) === 'base64';
+        const wasKnown = this.endpoint.base64;
+        this.endpoint.base64 = read;
+        if (!read && wasKnown) {
+          await res.body?.cancel();
+          throw new ConnectionError('the REST endpoint no longer reads Emq-Arg-Encoding (nothing was written): send the same call again');
+        }
       }
       // awaited: returning the promise would take two more microtask turns to settle
       return await this.parse(res);
@@ -294,7 +320,8 @@ export class RestConnection implements Connection {
       return body;
     }
     if (res.status === 401 || res.status === 403) throw new AuthError(`REST ${this.base} refused the token (${res.status}): ${said}`);
-    if (res.status === 413) throw new InvalidPayloadError(`REST ${this.base}: the request is too large (413): ${said}`);
+    // the endpoint's own words name it and its limit: the caller gets a fixed text
+    if (res.status === 413) throw new TooLargeError('the REST endpoint refused the request as too large (413); nothing was written');
     if (RETRYABLE.has(res.status)) throw new ConnectionError(`REST ${this.base} answered ${res.status}: ${said}`);
     throw new ServerError(`REST ${this.base} answered ${res.status}: ${said}`);
   }
