@@ -99,7 +99,7 @@ describe(`fuzz the producer Worker (FUZZ_RUNS=${RUNS})`, () => {
           'flows 201 in its queue',
           'flows 201 in its queue, every id given',
           'flows 201 in its queue, as JSON',
-          'flows 400 invalid_payload (REST JSON',
+          'flows 201 in its queue, as JSON, bytes not UTF-8',
           'flows 201 in its queue, bytes not UTF-8',
           'flows 201 across queues',
           'flows 201 across queues, bytes not UTF-8',
