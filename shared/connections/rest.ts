@@ -41,6 +41,12 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const RETRYABLE = new Set([502, 503, 504]);
 /** The longest path-style request path sent; a longer command goes as JSON. */
 const MAX_PATH = 8 * 1024;
+/**
+ * The most commands in one /pipeline (the producer's largest batch): the gateway caps a
+ * producer's pipeline by it (functions/gateway/script-calls.ts); a longer batch goes as
+ * several pipelines, in order.
+ */
+export const MAX_PIPELINE_COMMANDS = 1_000;
 
 function argsOf(c: ScriptCommand): Arg[] {
   // lowercase, as Upstash's path-style examples are: /evalsha/<sha>/...
@@ -196,7 +202,7 @@ export class RestConnection implements Connection {
         outcomes.push(await this.single(c));
         continue;
       }
-      if (runBytes + bytes > this.maxRequestBytes) await flush();
+      if (runBytes + bytes > this.maxRequestBytes || run.length >= MAX_PIPELINE_COMMANDS) await flush();
       run.push(json!);
       runBytes += bytes;
       runCommands.push(c);
