@@ -283,7 +283,7 @@ export function createGateway({
     const held = fence(scope);
     if (held) await held;
     if (!atomic) {
-      const outcomes = await Promise.all(commands.map((args) => backend.command(scope, args)));
+      const outcomes = await backend.pipeline(scope, commands);
       noteOutcomes(record, 'pipeline', commands, outcomes);
       return answer(outcomes.map((o) => bodyOf(o, base64)));
     }
