@@ -420,7 +420,11 @@ describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_M
     it('a producer may PING (JSON and path-style)', async () => {
       expect(await command(gw, gw.producer, ['PING'])).toMatchObject({ status: 200, json: { result: 'PONG' } });
       expect(await call(gw, '/ping', { token: gw.producer })).toMatchObject({ status: 200, json: { result: 'PONG' } });
-      expect(await call(gw, '/PING/hello', { token: gw.producer })).toMatchObject({ status: 200, json: { result: 'hello' } });
+      // with no arguments only (finding 9, second review: test/gateway-args.test.ts)
+      expect(await call(gw, '/PING/hello', { token: gw.producer })).toMatchObject({
+        status: 400,
+        json: { error: "ERR a producer token's PING takes no arguments" },
+      });
     });
 
     it('a producer may EVAL the enqueue text exactly (JSON POST /), and EVALSHA its sha path-style', async () => {

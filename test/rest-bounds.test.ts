@@ -77,7 +77,8 @@ describe('REST connection bounds', () => {
 
   it('finding 4 (second review): without base64 arguments (Upstash), such calls go alone, at most 8 requests; more are refused before anything is written', async () => {
     const rec = recording(true);
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch });
+    // the producer's bound (restOptionsOf); a connection of the library's own has none
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch, maxRequests: 8 });
     const q = freshQueue('fu');
     const few = [{ id: mintId(), payload: 'text' }, ...Array.from({ length: 6 }, (_, i) => ({ id: mintId(), payload: binary(i) }))];
     expect((await enqueueMany(rest, q, few)).every((r) => r.verdict === 'enqueued')).toBe(true);

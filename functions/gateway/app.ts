@@ -18,8 +18,8 @@ import { WireMismatchError } from '../../shared/errors.js';
 import { publicFound } from '../../shared/fence.js';
 import type { Script } from '../../shared/scripts.js';
 import { BadCommand, jsonCommand, jsonCommands, pathCommand } from './args.js';
-import { moreElementsThan } from './count.js';
 import { ARG_ENCODING, DECODED, decodeCommands, wantsBase64 } from './base64-args.js';
+import { type Caps, overCaps } from './count.js';
 import { Unavailable, type Backend } from './backend.js';
 import type { Observer } from '../../shared/observe.js';
 import { TooLarge } from '../http/body.js';
@@ -29,6 +29,7 @@ import { type MetricsEndpoint, pathOf } from '../http/metrics.js';
 import { type RequestRecord, type SummarySink, startRequest, tell } from '../http/request-record.js';
 import { noteOutcomes } from './observe.js';
 import { createPolicy } from './policy.js';
+import { producerCaps } from './script-calls.js';
 import { bodyOf, integerText } from './reply.js';
 import type { Scope, GatewayTokens } from './tokens.js';
 
@@ -46,6 +47,11 @@ export interface GatewayOptions {
   producerMaxBodyBytes?: number;
   /** Most commands in one /pipeline or /multi-exec request. */
   maxPipeline?: number;
+  /**
+   * Most elements (command names and arguments) in one admin request, counted before it is
+   * parsed; a producer token's caps are its largest honest calls' (script-calls.ts).
+   */
+  adminMaxArgs?: number;
   /** Seconds a client should wait after a 503. */
   retryAfterSeconds?: number;
   /** True once the process is draining: new requests get 503. */
@@ -136,6 +142,7 @@ export function createGateway({
   maxBodyBytes = 8 * 1024 * 1024,
   producerMaxBodyBytes = 2 * 1024 * 1024,
   maxPipeline = 10_000,
+  adminMaxArgs = 100_000,
   retryAfterSeconds = 1,
   draining = () => false,
   queryToken = false,
@@ -146,6 +153,12 @@ export function createGateway({
   // read after authentication, so a request without a token never has its body read
   const capOf = (scope: Scope) => (scope === 'producer' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
   const retryAfter = { 'Retry-After': String(retryAfterSeconds) };
+  // each scope's element caps for POST / (one command) and /pipeline, /multi-exec (commands)
+  const producer = producerCaps(scripts);
+  const capsOf = {
+    producer: [1, 2].map((level) => ({ level, commands: maxPipeline, ...producer })) as [Caps, Caps],
+    admin: [1, 2].map((level) => ({ level, commands: maxPipeline, perCommand: adminMaxArgs, total: adminMaxArgs })) as [Caps, Caps],
+  };
 
   const unavailable = (why: string) => answer({ error: `Valkey is unavailable: ${why}` }, 503, retryAfter);
 
@@ -251,11 +264,10 @@ export function createGateway({
 
   // JSON is UTF-8: a body that is not would be altered by decoding, so it is refused
   const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  const readJson = async (req: IncomingMessage, cap: number, record: RequestRecord | undefined, maxCommands?: number) => {
+  const readJson = async (req: IncomingMessage, cap: number, record: RequestRecord | undefined, caps: Caps) => {
     const bytes = await readIncoming(req, cap, record);
-    if (maxCommands !== undefined && moreElementsThan(bytes, maxCommands)) {
-      throw new BadCommand(`more than ${maxCommands} commands in one request; the limit is ${maxCommands}`);
-    }
+    const over = overCaps(bytes, caps);
+    if (over !== undefined) throw new BadCommand(over);
     let text: string;
     try {
       text = utf8.decode(bytes);
@@ -272,7 +284,7 @@ export function createGateway({
     const held = fence(scope);
     if (held) await held;
     if (!atomic) {
-      const outcomes = await Promise.all(commands.map((args) => backend.command(scope, args)));
+      const outcomes = await backend.pipeline(scope, commands);
       noteOutcomes(record, 'pipeline', commands, outcomes);
       return answer(outcomes.map((o) => bodyOf(o, base64)));
     }
@@ -289,20 +301,21 @@ export function createGateway({
     const base64 = typeof encoding === 'string' && encoding.toLowerCase() === 'base64';
     const cap = capOf(scope);
     if (method === 'POST') {
+      const [one, some] = capsOf[scope];
       if (path === '/' || path === '/pipeline' || path === '/multi-exec') {
         const binary = wantsBase64(req.headers[ARG_ENCODING]);
-        const one = path === '/';
-        const json = await readJson(req, cap, record, one ? undefined : maxPipeline);
-        const commands = one ? [jsonCommand(json)] : jsonCommands(json, maxPipeline);
+        const alone = path === '/';
+        const json = await readJson(req, cap, record, alone ? one : some);
+        const commands = alone ? [jsonCommand(json)] : jsonCommands(json, maxPipeline);
         if (binary) decodeCommands(commands);
-        const answered = one ? await single(scope, commands[0]!, base64, record) : await many(scope, commands, base64, path === '/multi-exec', record);
+        const answered = alone ? await single(scope, commands[0]!, base64, record) : await many(scope, commands, base64, path === '/multi-exec', record);
         if (binary) answered.headers = answered.headers ? { ...answered.headers, ...DECODED } : DECODED;
         return answered;
       }
-      return single(scope, pathCommand(raw, await readIncoming(req, cap, record)), base64, record);
+      return single(scope, pathCommand(raw, await readIncoming(req, cap, record), one.perCommand), base64, record);
     }
     // HEAD would run the command as a GET does (Hono served HEAD from GET routes)
-    if (method === 'GET') return single(scope, pathCommand(raw, undefined), base64, record);
+    if (method === 'GET') return single(scope, pathCommand(raw, undefined, capsOf[scope][0].perCommand), base64, record);
     return notAllowed(method);
   };
 

@@ -55,14 +55,22 @@ function segmentBytes(segment: string): Arg {
   return Uint8Array.from(out);
 }
 
-/** `/set/foo/bar` → SET foo bar; a POST body, when there is one, is the last argument, raw. */
-export function pathCommand(path: string, body: Uint8Array | undefined): Arg[] {
+/**
+ * `/set/foo/bar` → SET foo bar; a POST body, when there is one, is the last argument, raw.
+ * More than `max` elements (name and arguments) is refused before the one past it is decoded.
+ */
+export function pathCommand(path: string, body: Uint8Array | undefined, max = Number.POSITIVE_INFINITY): Arg[] {
   const args: Arg[] = [];
+  const segments = body !== undefined && body.length > 0 ? max - 1 : max;
   // the non-empty segments between slashes, in one pass (no array of every segment to filter)
   for (let from = 0; from <= path.length; ) {
     let to = path.indexOf('/', from);
     if (to < 0) to = path.length;
-    if (to > from) args.push(segmentBytes(path.slice(from, to)));
+    if (to > from) {
+      if (args.length >= segments)
+        throw new BadCommand(`the command has more than ${max} elements (its name and arguments); the limit for this token is ${max}`);
+      args.push(segmentBytes(path.slice(from, to)));
+    }
     from = to + 1;
   }
   if (body !== undefined && body.length > 0) args.push(body);

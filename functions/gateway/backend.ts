@@ -4,16 +4,19 @@
 // drop its connection) can fail a producer's request in flight.
 import type { Arg, Outcome } from '../../shared/connection.js';
 import type { GlideConnection, GlideOptions } from '../../shared/connections/glide.js';
+import { goesAlone, loneRunner, UNREADABLE } from './alone.js';
 import { commandName } from './args.js';
 import { CommandTable } from './commands.js';
 import { command } from './glide-commands.js';
-import { glideLane, type LaneEvents } from './lane.js';
+import { glideLane, type Lane, type LaneEvents, Unavailable } from './lane.js';
 import type { Scope } from './tokens.js';
 
-export { Unavailable } from './lane.js';
+export { Unavailable };
 
 export interface Backend {
   command(scope: Scope, args: readonly Arg[]): Promise<Outcome>;
+  /** Commands pipelined, in order: an outcome each. */
+  pipeline(scope: Scope, commands: ReadonlyArray<readonly Arg[]>): Promise<Outcome[]>;
   /** Outcomes in order, or one outcome when the server aborted the whole transaction. */
   transaction(scope: Scope, commands: ReadonlyArray<readonly Arg[]>): Promise<Outcome[] | Outcome>;
   /**
@@ -38,6 +41,10 @@ export function glideBackend(options: GlideOptions, events: BackendEvents = {}):
   const producer = glideLane({ ...options, resp2: true, onFence: events.onFence }, events.lane?.('producer'));
   // the admin scope is not fenced: it writes no jobs, and an operator may need it to fix the key
   const admin = glideLane({ ...options, resp2: true, fence: false }, events.lane?.('admin'));
+  // an admin request whose reply glide may not read goes on a connection of its own (alone.ts)
+  const alone = loneRunner({ ...options, resp2: true, fence: false });
+  const shared = (scope: Scope, commands: ReadonlyArray<readonly Arg[]>) => scope === 'producer' || !goesAlone(commands);
+  const piped = (lane: Lane, commands: ReadonlyArray<readonly Arg[]>) => Promise.all(commands.map((args) => lane.command(args)));
   const laneOf = (scope: Scope) => (scope === 'admin' ? admin : producer);
   // one table per connection: learned on the connection it describes
   const tables = new WeakMap<GlideConnection, CommandTable>();
@@ -47,8 +54,29 @@ export function glideBackend(options: GlideOptions, events: BackendEvents = {}):
     return table;
   };
   return {
-    command: (scope, args) => laneOf(scope).command(args),
-    transaction: (scope, commands) => laneOf(scope).transaction(commands),
+    command: (scope, args) =>
+      shared(scope, [args])
+        ? laneOf(scope).command(args)
+        : alone(
+            (l) => l.command(args),
+            () => UNREADABLE,
+          ),
+    pipeline: (scope, commands) =>
+      shared(scope, commands)
+        ? piped(laneOf(scope), commands)
+        : alone(
+            // each command's own outcome: those read before the connection dropped keep theirs
+            (l) =>
+              Promise.all(commands.map((args) => l.command(args).catch((err: unknown) => (err instanceof Unavailable ? UNREADABLE : Promise.reject(err))))),
+            () => commands.map(() => UNREADABLE),
+          ),
+    transaction: (scope, commands) =>
+      shared(scope, commands)
+        ? laneOf(scope).transaction(commands)
+        : alone(
+            (l) => l.transaction(commands),
+            () => UNREADABLE,
+          ),
     admit: () => producer.admit(),
     unknownCommand: (commands) => admin.use((c) => tableOf(c).unknown(commands.map(commandName))),
     async close() {

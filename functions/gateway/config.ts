@@ -20,7 +20,7 @@ export interface GatewayConfig {
   logLevel: LogLevel;
   /** GET /metrics's bearer token (EMQ_METRICS_TOKEN); undefined: /metrics is off. */
   metricsToken: string | undefined;
-  settings: { maxBodyBytes: number; producerMaxBodyBytes: number; maxPipeline: number; queryToken: boolean };
+  settings: { maxBodyBytes: number; producerMaxBodyBytes: number; maxPipeline: number; adminMaxArgs: number; queryToken: boolean };
 }
 
 export function gatewayConfigFrom(env: Record<string, string | undefined>): GatewayConfig {
@@ -41,6 +41,7 @@ export function gatewayConfigFrom(env: Record<string, string | undefined>): Gate
       maxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_MAX_BODY'),
       producerMaxBodyBytes: wholeNumber(env, 'EMQ_GATEWAY_PRODUCER_MAX_BODY'),
       maxPipeline: wholeNumber(env, 'EMQ_GATEWAY_MAX_PIPELINE'),
+      adminMaxArgs: wholeNumber(env, 'EMQ_GATEWAY_ADMIN_MAX_ARGS'),
       queryToken: onOff(env, 'EMQ_GATEWAY_QUERY_TOKEN'),
     },
   };

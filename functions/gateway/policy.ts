@@ -4,6 +4,7 @@
 import type { Arg } from '../../shared/connection.js';
 import type { Script } from '../../shared/scripts.js';
 import { CONTAINERS, commandName, nameOf } from './args.js';
+import { mostElements } from './script-calls.js';
 import type { Scope } from './tokens.js';
 
 const SHARED_CONNECTION_BREAKERS = new Set([
@@ -54,8 +55,16 @@ export interface Policy {
 }
 
 export function createPolicy(scripts: readonly Script[]): Policy {
-  const shas = new Set(scripts.map((s) => s.sha1));
+  // each script's most elements (script-calls.ts): a call with more is refused before it is sent
+  const most = new Map(scripts.map((s) => [s, mostElements(s)]));
+  const shas = new Map(scripts.map((s) => [s.sha1, s]));
   let found: string | undefined;
+  let foundScript: Script | undefined;
+  const tooMany = (args: readonly Arg[], script: Script): [400, string] | undefined => {
+    const cap = most.get(script)!;
+    if (args.length <= cap) return undefined;
+    return [400, `ERR a call of lua/${script.name}.lua has at most ${cap} elements (its name and arguments); this one has ${args.length}`];
+  };
   return {
     refusal(scope, args) {
       const name = commandName(args);
@@ -70,18 +79,21 @@ export function createPolicy(scripts: readonly Script[]): Policy {
         return [400, `ERR ${name} is not available over REST: it would block or change the connection all requests share`];
       }
       if (scope === 'admin') return undefined;
-      if (name === 'PING') return undefined;
+      // a producer's PING is a liveness check: its message would only be echoed back
+      if (name === 'PING') return args.length === 1 ? undefined : [400, "ERR a producer token's PING takes no arguments"];
       if (name === 'EVALSHA') {
         const sha = args[1];
         // the producer's requests name the same few scripts over and over: the last one found is kept
-        if (typeof sha === 'string' && sha === found) return undefined;
+        if (typeof sha === 'string' && sha === found) return tooMany(args, foundScript!);
         const hex = (typeof sha === 'string' ? sha : sha === undefined ? '' : new TextDecoder().decode(sha)).toLowerCase();
-        if (!shas.has(hex)) return [403, "a producer token may run EVALSHA only of this project's scripts"];
-        if (typeof sha === 'string') found = sha;
-        return undefined;
+        const script = shas.get(hex);
+        if (script === undefined) return [403, "a producer token may run EVALSHA only of this project's scripts"];
+        if (typeof sha === 'string') [found, foundScript] = [sha, script];
+        return tooMany(args, script);
       }
       if (name === 'EVAL') {
-        if (scripts.some((s) => sameText(args[1], s.text))) return undefined;
+        const script = scripts.find((s) => sameText(args[1], s.text));
+        if (script) return tooMany(args, script);
         return [403, "a producer token may run EVAL only of this project's scripts, byte for byte"];
       }
       return [403, `a producer token may not run ${name}: only PING, and EVALSHA or EVAL of this project's scripts`];

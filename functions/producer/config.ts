@@ -32,13 +32,16 @@ export interface Config {
   logLevel: LogLevel;
 }
 
+/** The most gateway requests one pipeline of a producer request takes (docs/api.md, round trips). */
+export const MAX_REST_REQUESTS = 8;
+
 /**
  * The REST connection's options that follow from the configuration: its budget, and its
  * largest request body, room for one payload at the configured cap (the gateway's producer
  * cap, EMQ_GATEWAY_PRODUCER_MAX_BODY, is 2 MiB unless raised with it).
  */
-export function restOptionsOf(config: Config): { timeoutMs: number; maxBodyBytes: number } {
-  return { timeoutMs: config.restTimeoutMs, maxBodyBytes: Math.max(2 * 1024 * 1024, config.maxPayloadBytes + 64 * 1024) };
+export function restOptionsOf(config: Config): { timeoutMs: number; maxBodyBytes: number; maxRequests: number } {
+  return { timeoutMs: config.restTimeoutMs, maxBodyBytes: Math.max(2 * 1024 * 1024, config.maxPayloadBytes + 64 * 1024), maxRequests: MAX_REST_REQUESTS };
 }
 
 export interface ConfigOptions {

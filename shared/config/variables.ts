@@ -352,6 +352,15 @@ export const VARIABLES: readonly Variable[] = [
     secret: false,
   },
   {
+    name: 'EMQ_GATEWAY_ADMIN_MAX_ARGS',
+    kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'count' },
+    default: 100_000,
+    meaning:
+      "elements (command names and arguments, a pipeline's commands too) in one admin request, counted before the body is parsed; a producer token's caps are its largest honest calls' (a flow of 1,000 children: 4,009 in one command; 17,000 in a pipeline), PING with no arguments",
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
     name: 'EMQ_GATEWAY_TIMEOUT_MS',
     kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'ms' },
     default: 5_000,

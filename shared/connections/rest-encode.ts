@@ -14,6 +14,11 @@ const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** The longest path-style request path sent; a longer call goes as JSON. */
 export const MAX_PATH = 8 * 1024;
+/**
+ * The most calls in one /pipeline (the producer's largest batch): the gateway caps a
+ * producer's pipeline by it (functions/gateway/script-calls.ts); more go as several.
+ */
+export const MAX_PIPELINE_COMMANDS = 1_000;
 
 export function argsOf(c: ScriptCommand): Arg[] {
   // lowercase, as Upstash's path-style examples are: /evalsha/<sha>/...
@@ -206,7 +211,7 @@ export function planPipeline(items: readonly Encoded[], bounds: Bounds): Step[] 
       steps.push({ kind: 'single', item: i, single });
       return;
     }
-    if (best(runJson + json, run64 + b64) > bounds.maxRequestBytes) flush();
+    if (best(runJson + json, run64 + b64) > bounds.maxRequestBytes || run.length >= MAX_PIPELINE_COMMANDS) flush();
     run.push(i);
     runJson += json;
     run64 += b64;

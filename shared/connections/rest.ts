@@ -14,6 +14,8 @@ import type { Connection, Outcome, Reply, RequestScope, ScriptCommand } from '..
 import type { Observer } from '../observe.js';
 import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, TooLargeError, WireMismatchError } from '../errors.js';
 import { Encoded, planPipeline, runBody, singleBytes, singleOf, type Bounds, type Single } from './rest-encode.js';
+
+export { MAX_PIPELINE_COMMANDS } from './rest-encode.js';
 import { printable } from '../fence.js';
 import { allScripts, type Script } from '../scripts.js';
 import { fromBase64 } from '../base64.js';
@@ -44,7 +46,7 @@ export interface RestOptions {
    * endpoint's 413 refuses a request too large, as TooLargeError).
    */
   maxBodyBytes?: number;
-  /** Most requests one pipeline may take (default 8); a longer one is refused, nothing sent. */
+  /** Most requests one pipeline may take (default: no bound; the producer's is 8); a longer one is refused, nothing sent. */
   maxRequests?: number;
   fetch?: typeof fetch;
 }
@@ -123,7 +125,7 @@ export class RestConnection implements Connection {
     idempotent = allScripts,
     maxRequestBytes = 1024 * 1024,
     maxBodyBytes = Infinity,
-    maxRequests = 8,
+    maxRequests = Infinity,
     fetch: fetchImpl,
   }: RestOptions) {
     this.base = url.replace(/\/+$/, '');

@@ -2,13 +2,13 @@
 // it must apply, the plan of each case, and the regression examples replayed first.
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
-import { allScripts, enqueueOnceScript, enqueueScript, jobStateScript } from '../../shared/scripts.js';
+import { allScripts, enqueueOnceScript, enqueueScript, flowScript, jobStateScript } from '../../shared/scripts.js';
+import { mostElements, producerCaps } from '../../functions/gateway/script-calls.js';
 import { bodyArb, bytesOf, headersOf, hostileId, printable, rawSegArb, validId, type Alter, type Body } from './arbitraries.js';
 import { model, sha256 } from './model.js';
 import { ID_RULE, QUEUE_RULE, checkRow, intact, pathArgs, trimHttp, violation, type Phase, type Plan, type Req } from './oracle.js';
 import { GQ_WT, GW_MAX_BODY, GW_MAX_PIPELINE, gw, gwCap, known } from './setup.js';
 
-const SHAS = new Set(allScripts.map((s) => s.sha1));
 const BREAKERS = new Set([
   'BLPOP',
   'BRPOP',
@@ -617,11 +617,31 @@ function policy(scope: 'admin' | 'producer', args: Buffer[]): number | undefined
   if (CONTAINERS.has(name) && args.length > 1 && asName(args[1]) === '') return 400;
   if (BREAKERS.has(name)) return 400;
   if (scope === 'admin') return known.has(name) ? undefined : 400;
-  if (name === 'PING') return undefined;
+  if (name === 'PING') return args.length === 1 ? undefined : 400; // a producer's PING takes no arguments
   const second = args[1] === undefined ? '' : new TextDecoder().decode(args[1]);
-  if (name === 'EVALSHA') return SHAS.has(second.toLowerCase()) ? undefined : 403;
-  if (name === 'EVAL') return args[1] !== undefined && allScripts.some((s) => s.text === second && Buffer.from(s.text).equals(args[1]!)) ? undefined : 403;
-  return 403;
+  // a project script's call: at most its layout's elements (functions/gateway/script-calls.ts)
+  const script =
+    name === 'EVALSHA'
+      ? allScripts.find((s) => s.sha1 === second.toLowerCase())
+      : name === 'EVAL'
+        ? allScripts.find((s) => s.text === second && args[1] !== undefined && Buffer.from(s.text).equals(args[1]))
+        : undefined;
+  if (!script) return 403;
+  return args.length > mostElements(script) ? 400 : undefined;
+}
+
+// the element caps, counted before parsing: a producer's largest honest calls', an admin's
+// EMQ_GATEWAY_ADMIN_MAX_ARGS (its default)
+const PRODUCER_CAPS = producerCaps(allScripts);
+const capsOf = (scope: 'admin' | 'producer') => (scope === 'admin' ? { perCommand: 100_000, total: 100_000 } : PRODUCER_CAPS);
+/** Every container's elements at every depth, an empty one counting one (count.ts's rule). */
+const elementsOf = (v: unknown): number =>
+  v !== null && typeof v === 'object' ? Math.max(Object.keys(v).length, 1) + Object.values(v).reduce((n: number, c) => n + elementsOf(c), 0) : 0;
+function overCaps(scope: 'admin' | 'producer', route: string, value: unknown): boolean {
+  const { perCommand, total } = capsOf(scope);
+  if (elementsOf(value) > total) return true;
+  const commands = route === '/' ? [value] : Array.isArray(value) ? value : [];
+  return commands.some((c) => elementsOf(c) > perCommand);
 }
 const asBuffers = (args: Array<string | number | boolean | null>) => args.map((a) => Buffer.from(String(a), 'utf8'));
 
@@ -702,6 +722,7 @@ export function planGateway(c: GwCase, phase: Phase): Plan {
     } catch {
       return refuse(400);
     }
+    if (overCaps(scope, c.route, value)) return refuse(400);
     const commands = c.route === '/' ? [value] : Array.isArray(value) && value.length > 0 && value.length <= GW_MAX_PIPELINE ? value : undefined;
     if (!commands?.every(jsonArgsOk)) return refuse(400);
     for (const args of commands) {
@@ -746,7 +767,7 @@ export function planGateway(c: GwCase, phase: Phase): Plan {
   const decoded = pathArgs(path);
   if (decoded === 'bad') return refuse(400);
   if (body && body.length > 0) decoded.push(body);
-  if (decoded.length === 0) return refuse(400);
+  if (decoded.length === 0 || decoded.length > capsOf(scope).perCommand) return refuse(400);
   const refused = policy(scope, decoded);
   if (refused) return refuse(refused);
   const enqueue =
@@ -772,7 +793,28 @@ export function planGateway(c: GwCase, phase: Phase): Plan {
 
 // ---------------------------------------------------------------- the bugs this fuzz found, replayed first on every run
 
+// argument floods (finding 9, second review): refused before they are parsed (a producer's caps
+// are its largest calls', PING none), or relayed within an admin's
+const flood = (route: GwJsonCase['route'], auth: GwAuthV, value: unknown): GwCase => ({
+  t: 'gwjson',
+  route,
+  auth,
+  body: { t: 'json', value },
+  encoding: undefined,
+});
+const FLOODS: GwCase[] = [
+  flood('/', { t: 'producer' }, ['PING', ...Array(5_000).fill('a')]),
+  flood('/', { t: 'producer' }, ['PING', 'a']),
+  flood('/', { t: 'producer' }, ['EVALSHA', flowScript.sha1, '5000', ...Array(5_000).fill('a')]),
+  flood('/', { t: 'producer' }, ['EVALSHA', enqueueScript.sha1, '2', 'a', 'b', 'c', 'd', 'e']),
+  flood('/pipeline', { t: 'producer' }, Array(1_000).fill(['EVALSHA', jobStateScript.sha1, '5', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'])),
+  flood('/multi-exec', { t: 'producer' }, [['PING', ['a', ['b']]]]),
+  flood('/', { t: 'admin' }, ['PING', ...Array(5_000).fill('a')]),
+  flood('/pipeline', { t: 'admin' }, [['PING'], ['PING', ...Array(100_000).fill('a')]]),
+];
+
 export const GATEWAY_EXAMPLES: GwCase[] = [
+  ...FLOODS,
   // a key with the byte 0xFF in a script's error reply: glide could not parse it and dropped
   // the gateway's shared connection, a 503 for every request in flight (lua/lib/wire.lua: shown())
   {

@@ -514,7 +514,9 @@ function docBytes(d: DocV, queue: string, now: number): Buffer {
     case 'many':
       return Buffer.from(
         // base64: bytes that are not UTF-8, so over REST the batch needs base64 arguments to stay one request
-        JSON.stringify(Array.from({ length: d.n }, (_, i) => (d.b64 ? { payloadBase64: Buffer.from([0xff, i & 0xff, i >> 8]).toString('base64') } : { payload: `#${i}` }))),
+        JSON.stringify(
+          Array.from({ length: d.n }, (_, i) => (d.b64 ? { payloadBase64: Buffer.from([0xff, i & 0xff, i >> 8]).toString('base64') } : { payload: `#${i}` })),
+        ),
       );
     case 'huge': {
       const head = '[{"payload":"';

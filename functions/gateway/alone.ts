@@ -1,0 +1,69 @@
+// Admin requests whose reply glide may be unable to read, each on a short-lived connection of
+// its own. glide drops a connection on an error or status reply that is not UTF-8, failing
+// every request in flight on it; Valkey echoes arguments in its errors (CONFIG SET's parameter,
+// ACL SETUSER's rule, FUNCTION LOAD's text, cut at 128 bytes, which can split a UTF-8
+// character), and a script or function can answer any bytes it reads. So an admin request
+// with a byte that is not ASCII in any argument, or running server-side code, is sent alone:
+// if its reply cannot be read, only it fails. The producer scope runs only this project's
+// scripts, whose errors are printable ASCII (lua/lib/wire.lua shown()), and never goes alone.
+import type { Arg, Outcome } from '../../shared/connection.js';
+import type { GlideOptions } from '../../shared/connections/glide.js';
+import { nameOf } from './args.js';
+import { glideLane, type Lane, Unavailable } from './lane.js';
+
+/** Commands that run code on the server, whose replies carry whatever that code makes of the data. */
+const SERVER_CODE = new Set(['EVAL', 'EVALSHA', 'EVAL_RO', 'EVALSHA_RO', 'FCALL', 'FCALL_RO']);
+
+/** Connections open for lone requests at once; more wait their turn. */
+const MOST_ALONE = 8;
+
+const notAscii = (arg: Arg): boolean => {
+  if (typeof arg === 'string') {
+    for (let i = 0; i < arg.length; i++) if (arg.charCodeAt(i) > 0x7f) return true;
+    return false;
+  }
+  for (let i = 0; i < arg.length; i++) if (arg[i]! > 0x7f) return true;
+  return false;
+};
+
+/** True when the request goes on a connection of its own (admin scope). */
+export function goesAlone(commands: ReadonlyArray<readonly Arg[]>): boolean {
+  return commands.some((args) => SERVER_CODE.has(nameOf(args[0])) || args.some(notAscii));
+}
+
+/** The outcome of a command whose request's connection dropped after it was sent. */
+export const UNREADABLE: Outcome = {
+  ok: false,
+  error:
+    'ERR a reply to this request could not be read (an error or status reply that is not UTF-8); it was sent on a connection of its own, so no other request failed. The command may have run',
+};
+
+/** Runs requests each on a fresh connection, closed after; MOST_ALONE at a time. */
+export function loneRunner(options: GlideOptions): <T>(run: (lane: Lane) => Promise<T>, unreadable: () => T) => Promise<T> {
+  let open = 0;
+  const waiting: Array<() => void> = [];
+  const slot = async () => {
+    while (open >= MOST_ALONE) await new Promise<void>((r) => waiting.push(r));
+    open++;
+  };
+  const release = () => {
+    open--;
+    waiting.shift()?.();
+  };
+  return async (run, unreadable) => {
+    await slot();
+    const lane = glideLane(options);
+    try {
+      // connected first: a server that cannot be reached is a 503, as on the shared connection
+      await lane.use(async () => undefined);
+      try {
+        return await run(lane);
+      } catch (err) {
+        if (err instanceof Unavailable) return unreadable();
+        throw err;
+      }
+    } finally {
+      void lane.close().finally(release);
+    }
+  };
+}
