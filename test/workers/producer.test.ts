@@ -15,7 +15,7 @@ const base = {
   EMQ_REST_URL: gw.url,
   EMQ_REST_TOKEN: gw.producer,
   EMQ_TOKENS: JSON.stringify([
-    { token: TOKEN, queues: ['*'] },
+    { token: TOKEN, queues: ['*'], rawPrefixes: true },
     { token: NARROW, queues: ['narrow', 'tenant-a.*'] },
   ]),
   EMQ_MAX_PAYLOAD_BYTES: '1048576',
