@@ -103,7 +103,7 @@ describe('finding 3 (second review): tenant acme never reaches tenant acme.corp'
       await glide?.close();
     });
 
-    it("finding 3 (second review): trustedCaller({ queues: [`${tenant}.*`] }): acme → acme.corp's queue 403, nothing written, no read", async () => {
+    it("finding 3 (second review): trustedCaller with each tenant's <tenant>.*: acme → acme.corp's queue 403, nothing written, no read", async () => {
       await expectKeptApart(admin, base, { 'X-Tenant': ACME }, { 'X-Tenant': CORP }, 'trusted');
     });
   });
