@@ -67,24 +67,32 @@ export function checkPattern(pattern: unknown, options: PatternOptions): void {
   parse(pattern, options);
 }
 
-/** A segment running to the end of the text, from lastIndex (sticky: tested in place, no slice). */
-const SEGMENT_TAIL = /[A-Za-z0-9_-]+$/y;
+/** Whether the text from `from` to its end is one segment: 1+ of A-Z a-z 0-9 _ - (no slice, no regex). */
+function segmentFrom(text: string, from: number): boolean {
+  if (from >= text.length) return false;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // 0-9, A-Z, a-z, '_', '-'
+    if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45)) return false;
+  }
+  return true;
+}
 
-/** The part of the queue a segment pattern's stem is compared with: before its last dot, if a segment follows. */
-function parentOf(queue: string): string | undefined {
+/** The value of the segment pattern covering the queue: its stem is all before the last dot, and one segment follows. */
+function bySegment<T>(stems: ReadonlyMap<string, T>, queue: string): T | undefined {
   const dot = queue.lastIndexOf('.');
   if (dot <= 0) return undefined;
-  SEGMENT_TAIL.lastIndex = dot + 1;
-  return SEGMENT_TAIL.test(queue) ? queue.slice(0, dot) : undefined;
+  const value = stems.get(queue.slice(0, dot));
+  return value !== undefined && segmentFrom(queue, dot + 1) ? value : undefined;
 }
 
 /**
- * Whether a queue is one of the patterns'. Per call: two Set lookups, one slice, and a scan of
- * the raw prefixes (none, where they are refused). `at(i)` names pattern i in errors.
+ * Whether a queue is one of the patterns'. Per call: a Set and a Map lookup, one slice, and a
+ * scan of the raw prefixes (none, where they are refused). `at(i)` names pattern i in errors.
  */
 export function queueMatcher(patterns: readonly unknown[], options: PatternOptions, at: (i: number) => string): (queue: string) => boolean {
   const exact = new Set<string>();
-  const stems = new Set<string>();
+  const stems = new Map<string, true>();
   const raw: string[] = [];
   patterns.forEach((pattern, i) => {
     let p: Parsed;
@@ -94,16 +102,13 @@ export function queueMatcher(patterns: readonly unknown[], options: PatternOptio
       throw err instanceof PatternError ? new PatternError(`${at(i)} ${err.message}`) : err;
     }
     if (p.kind === 'exact') exact.add(p.stem);
-    else if (p.kind === 'segment') stems.add(p.stem);
+    else if (p.kind === 'segment') stems.set(p.stem, true);
     else raw.push(p.stem);
   });
   if (raw.includes('')) return () => true;
   return (queue) => {
     if (exact.has(queue)) return true;
-    if (stems.size > 0) {
-      const parent = parentOf(queue);
-      if (parent !== undefined && stems.has(parent)) return true;
-    }
+    if (stems.size > 0 && bySegment(stems, queue)) return true;
     for (const r of raw) if (queue.startsWith(r)) return true;
     return false;
   };
@@ -137,14 +142,14 @@ export function queueLookup<T>(
   return (queue) => {
     const own = exact.get(queue);
     if (own !== undefined) return own;
-    const parent = stems.size > 0 ? parentOf(queue) : undefined;
-    const bySegment = parent === undefined ? undefined : stems.get(parent);
-    // `parent.*` is the prefix `parent.`: a raw prefix wins over it only when longer (never equal:
-    // a raw prefix ending in "." is written as a segment pattern)
+    const segment = stems.size > 0 ? bySegment(stems, queue) : undefined;
+    // `stem.*` is the prefix `stem.` (the queue up to its last dot): a raw prefix wins over it only
+    // when longer (never equal: a raw prefix ending in "." is written as a segment pattern)
+    const reach = segment === undefined ? -1 : queue.lastIndexOf('.') + 1;
     for (const [prefix, value] of raw) {
-      if (bySegment !== undefined && prefix.length <= parent!.length + 1) return bySegment;
+      if (prefix.length <= reach) return segment;
       if (queue.startsWith(prefix)) return value;
     }
-    return bySegment;
+    return segment;
   };
 }
