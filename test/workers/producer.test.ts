@@ -233,7 +233,9 @@ describe('producer Worker in workerd', () => {
     });
 
     it('500 misconfigured, without secrets, when EMQ_TOKENS is missing or broken', async () => {
-      for (const EMQ_TOKENS of [undefined, 'not json', '[{"token":"short","queues":["*"]}]']) {
+      // the last: finding 3 (second review), "*" without "rawPrefixes": true
+      const every = JSON.stringify([{ token: TOKEN, queues: ['*'] }]);
+      for (const EMQ_TOKENS of [undefined, 'not json', '[{"token":"short","queues":["*"]}]', every]) {
         const env = { ...base, EMQ_TOKENS };
         const broken = producerFor(env);
         const res = await Promise.resolve(
