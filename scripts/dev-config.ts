@@ -42,7 +42,7 @@ export function devConfigFrom(env: Env): DevConfig {
     ...(Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('EMQ_') && !MADE_HERE.has(k) && v !== undefined)) as Record<string, string>),
     EMQ_REST_URL: restUrl,
     EMQ_REST_TOKEN: gatewayToken,
-    EMQ_TOKENS: JSON.stringify([{ token: devToken, queues: ['*'] }]),
+    EMQ_TOKENS: JSON.stringify([{ token: devToken, queues: ['*'], rawPrefixes: true }]),
   });
   // the gateway's and the Worker's configuration, as they will read it (a stand-in Valkey URL
   // while the private server is not started yet; the gateway's port is not known yet either)

@@ -19,6 +19,7 @@ const END = '# ---- end of the part generated from regions.json ----';
 // one-to-one with its EMQ_REST_TOKEN_<REGION> secret (regions.ts has the same rule)
 const REGION_RULE = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 const QUEUE_RULE = /^[A-Za-z0-9._-]{1,128}$/; // shared/keyspace.ts's queue names
+const SEGMENTS_RULE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/; // a "<stem>.*" pattern's stem
 const VAR_RULE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const GENERATED = new Set(['EMQ_REGION', 'EMQ_REST_URL', 'EMQ_HOME_REGIONS', 'EMQ_REGION_URLS']);
 const SECRETS = /^(EMQ_TOKENS|EMQ_SOURCES|EMQ_REST_TOKEN(_\w*)?)$/;
@@ -101,9 +102,13 @@ function validate(map, workerName) {
   else {
     for (const [pattern, region] of Object.entries(queues)) {
       const at = `queues[${show(pattern)}]`;
+      // functions/producer/queue-patterns.ts's grammar: "a.*" is one segment under a
+      const segment = pattern.endsWith('.*') && SEGMENTS_RULE.test(pattern.slice(0, -2)) && pattern.length <= 128;
       const stem = pattern.endsWith('*') ? pattern.slice(0, -1) : pattern;
-      if (!(pattern === '*' || QUEUE_RULE.test(stem))) {
-        problems.push(`${at}: not a queue name, a prefix ending in *, or *: 1 to 128 letters, digits, '.', '_' and '-' (like EMQ_TOKENS' patterns)`);
+      if (!(pattern === '*' || segment || (!pattern.endsWith('.*') && QUEUE_RULE.test(stem)))) {
+        problems.push(
+          `${at}: not a queue name, "<stem>.*" (one segment under stem), a prefix ending in *, or *: 1 to 128 letters, digits, '.', '_' and '-' (like EMQ_TOKENS' patterns)`,
+        );
       }
       if (!names.has(region)) problems.push(`${at}: unknown region ${show(region)} (regions: ${[...names].join(', ')})`);
     }

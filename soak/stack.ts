@@ -49,7 +49,7 @@ export async function startStack(): Promise<Stack> {
       bindings: {
         EMQ_REST_URL: { type: 'plain_text', value: gateway.url },
         EMQ_REST_TOKEN: { type: 'secret_text', value: gateway.producer },
-        EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify([{ token, queues: ['*'] }]) },
+        EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify([{ token, queues: ['*'], rawPrefixes: true }]) },
       },
       dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: false, watch: false, logLevel: 'none' },
     });

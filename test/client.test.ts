@@ -23,7 +23,7 @@ describe('createProducerClient (typed client)', () => {
   beforeAll(async () => {
     admin = await connectAdmin(valkeyUrl);
     producer = spawn(process.execPath, [bin, 'producer'], {
-      env: { ...process.env, VALKEY_URL: valkeyUrl, PORT: '0', EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) },
+      env: { ...process.env, VALKEY_URL: valkeyUrl, PORT: '0', EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     url = await new Promise<string>((resolve, reject) => {

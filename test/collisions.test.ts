@@ -65,7 +65,7 @@ describe.each(targets())('collisions: $name', (target) => {
   it('HTTP: two producer apps on one node id, POST jobs and batches concurrently: 201 each, never duplicate', async () => {
     const q = freshQueue('collide');
     const token = 'collision-test-token-0123456789';
-    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token, queues: ['*'] }]) });
+    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token, queues: ['*'], rawPrefixes: true }]) });
     const apps = twins().map((mint) => createProducerApp({ config: () => config, connection: () => t.conn, minter: Object.assign(mint, { node: 7 }) }));
     const post = (n: number, path: string, body: string) =>
       apps[n % 2]!.fetch(new Request(`http://producer/v1/queues/${q}/${path}`, { method: 'POST', body, headers: { Authorization: `Bearer ${token}` } }));

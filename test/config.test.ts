@@ -19,7 +19,7 @@ import { emq } from './support/cli.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'hunter2-pasted-in-the-wrong-variable';
 const TOKEN = 'config-test-token-0123456789';
-const TOKENS = JSON.stringify([{ token: TOKEN, queues: ['*'] }]);
+const TOKENS = JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]);
 
 function sources(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
@@ -174,7 +174,7 @@ describe('every entry point refuses a bad value before it serves or sends anythi
     ['EMQ_NODE_IDS', SECRET],
     ['EMQ_PRODUCER_MAX_CONNECTIONS', SECRET],
     ['EMQ_REST_URL', `http://${SECRET}.example`],
-    ['EMQ_TOKENS', JSON.stringify([{ token: 'short-secret', queues: ['*'] }])],
+    ['EMQ_TOKENS', JSON.stringify([{ token: 'short-secret', queues: ['*'], rawPrefixes: true }])],
   ])('emq producer: a bad %s exits 2', async (name, value) => {
     const env = { EMQ_TOKENS: TOKENS, EMQ_REST_URL: 'http://127.0.0.1:1', EMQ_REST_TOKEN: 'producer-token-0123456789', PORT: '0', [name]: value };
     refused(await emq(['producer'], '', env), name, value.includes('short-secret') ? 'short-secret' : value);

@@ -23,7 +23,7 @@ describe.each(inject('servers'))('the library consumer serves what we write: $na
       VALKEY_URL: valkeyUrl,
       PORT: '0',
       EMQ_NODE_ID: '17',
-      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]),
       EMQ_SOURCES: JSON.stringify({ gh: { kind: 'github', secrets: [HOOK_SECRET], queue: q } }),
     });
   });

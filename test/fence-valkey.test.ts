@@ -29,7 +29,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const A_PERIOD = 1_100;
 
 /** `emq producer` as its own process, over glide to `valkeyUrl`. */
-const startProducer = (valkeyUrl: string) => startProducerProcess({ VALKEY_URL: valkeyUrl, EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) });
+const startProducer = (valkeyUrl: string) =>
+  startProducerProcess({ VALKEY_URL: valkeyUrl, EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]) });
 
 /** Every way this project writes to one server, kept open across the tests of a block. */
 interface Writers {
@@ -48,7 +49,7 @@ async function openWriters(valkeyUrl: string, gatewayEnv: Record<string, string>
     startProducer(valkeyUrl),
   ]);
   const rest = connectRest({ url: gateway.url, token: gateway.producer });
-  const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) });
+  const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]) });
   const app = createProducerApp({ config: () => config, connection: () => rest });
   return { glide, gateway, rest, producer, app };
 }
@@ -436,7 +437,7 @@ describe('EMQ_WIRE_VERSION of the wrong shape stops each process, naming the var
     const run = await emq([which], '', {
       VALKEY_URL: 'redis://127.0.0.1:1',
       EMQ_GATEWAY_TOKENS: 'producer:prd-0123456789abcdef0123',
-      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]),
       EMQ_WIRE_VERSION: BAD,
     });
     expect(run.code).toBe(2);

@@ -123,7 +123,7 @@ describe('finding 8 (security review): caps and timeouts on both Node servers', 
     };
     const producer = await startProducerProcess({
       VALKEY_URL: server.url,
-      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]),
       ...limitsOf('EMQ_PRODUCER'),
     });
     targets.producer = {
@@ -209,7 +209,7 @@ describe('finding 8 (security review): caps and timeouts on both Node servers', 
       const run = await emq([which], '', {
         VALKEY_URL: 'redis://127.0.0.1:1',
         EMQ_GATEWAY_TOKENS: 'producer:prd-0123456789abcdef0123',
-        EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+        EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]),
         ...env,
       });
       expect(run.code).toBe(2);

@@ -264,7 +264,7 @@ describe('emq producer: /metrics and logs over glide, a NOSCRIPT fallback, the f
     admin = await connectAdmin(valkey.url);
     producer = await startProducerProcess({
       VALKEY_URL: valkey.url,
-      EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'] }]),
+      EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'], rawPrefixes: true }]),
       EMQ_METRICS_TOKEN: METRICS,
       EMQ_LOG: 'debug',
     });
@@ -370,7 +370,7 @@ describe('one request id across hops on Node: emq producer over REST → emq gat
   it("the producer's log line, the gateway's and the response carry the same id and trace; REST retries are counted", async () => {
     const valkey = await startServer();
     const gateway = await startGatewayProcess(valkey.url);
-    const env = { EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'] }]), EMQ_METRICS_TOKEN: METRICS };
+    const env = { EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'], rawPrefixes: true }]), EMQ_METRICS_TOKEN: METRICS };
     const producer = await startProducerProcess({ ...env, EMQ_REST_URL: gateway.url, EMQ_REST_TOKEN: gateway.producer });
     const nowhere = await startProducerProcess({ ...env, EMQ_REST_URL: 'http://127.0.0.1:9', EMQ_REST_TOKEN: gateway.producer });
     try {
@@ -415,7 +415,7 @@ describe('transient retries, counted by reply', () => {
     const admin = await connectAdmin(valkey.url);
     const gateway = await startGatewayProcess(valkey.url);
     // the admin token: the gateway's producer scope is fenced, and a stale replica cannot be read
-    const env = { EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'] }]), EMQ_METRICS_TOKEN: METRICS, EMQ_LOG: 'debug' };
+    const env = { EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'], rawPrefixes: true }]), EMQ_METRICS_TOKEN: METRICS, EMQ_LOG: 'debug' };
     const producer = await startProducerProcess({ ...env, EMQ_REST_URL: gateway.url, EMQ_REST_TOKEN: gateway.admin });
     try {
       // the gateway's admin connection made first (glide cannot connect to a stale replica)
@@ -454,7 +454,12 @@ describe('transient retries, counted by reply', () => {
 
 describe('EMQ_LOG and EMQ_METRICS_TOKEN are checked at start', () => {
   const gatewayEnv = { VALKEY_URL: 'redis://127.0.0.1:1', EMQ_GATEWAY_TOKENS: `producer:${CALLER}`, EMQ_GATEWAY_PORT: '0' };
-  const producerEnv = { EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'] }]), EMQ_REST_URL: 'http://127.0.0.1:1', EMQ_REST_TOKEN: CALLER, PORT: '0' };
+  const producerEnv = {
+    EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'], rawPrefixes: true }]),
+    EMQ_REST_URL: 'http://127.0.0.1:1',
+    EMQ_REST_TOKEN: CALLER,
+    PORT: '0',
+  };
   it.each([
     ['gateway', 'EMQ_LOG', 'verbose-please'],
     ['gateway', 'EMQ_METRICS_TOKEN', 'short-secret'],

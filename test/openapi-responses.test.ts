@@ -56,8 +56,8 @@ describe('real answers match the OpenAPI document', () => {
     };
     const config = configFrom({
       EMQ_TOKENS: JSON.stringify([
-        { token: TOKEN, queues: ['*'] },
-        { token: NARROW, queues: ['oa-narrow*'] },
+        { token: TOKEN, queues: ['*'], rawPrefixes: true },
+        { token: NARROW, queues: ['oa-narrow*'], rawPrefixes: true },
       ]),
       EMQ_SOURCES: JSON.stringify({
         hook: hmacSource(HOOK_Q),

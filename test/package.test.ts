@@ -281,7 +281,10 @@ describe('the package, packed and installed into a fresh project', () => {
 
   it('the typed client, from a Node script, against the packed `emq producer`', async () => {
     const token = 'package-client-token-0123456789';
-    const producer: ProducerProcess = await startProducerProcess({ VALKEY_URL: valkeyUrl, EMQ_TOKENS: JSON.stringify([{ token, queues: ['*'] }]) }, emq);
+    const producer: ProducerProcess = await startProducerProcess(
+      { VALKEY_URL: valkeyUrl, EMQ_TOKENS: JSON.stringify([{ token, queues: ['*'], rawPrefixes: true }]) },
+      emq,
+    );
     try {
       const q = freshQueue('pkg-client');
       const { stdout } = await run(process.execPath, [join(scratch, 'dist', 'client.js')], {

@@ -24,8 +24,8 @@ describe.each(targets())('POST /v1/queues/{q}/flows: $name', (target) => {
     ({ conn, admin } = held);
     const config = configFrom({
       EMQ_TOKENS: JSON.stringify([
-        { token: TOKEN, queues: ['*'] },
-        { token: NARROW, queues: ['fl-own*'] },
+        { token: TOKEN, queues: ['*'], rawPrefixes: true },
+        { token: NARROW, queues: ['fl-own*'], rawPrefixes: true },
       ]),
       EMQ_MAX_PAYLOAD_BYTES: '64',
       EMQ_MAX_BATCH_BYTES: '4096',

@@ -31,7 +31,7 @@ describe('producer placement: lanes and the schedule', () => {
     glide = await connectGlide(valkeyUrl);
     admin = await connectAdmin(valkeyUrl);
     const config = configFrom({
-      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]),
       EMQ_QUEUE_GROUPS: JSON.stringify({ 'laned.*': LANE, [EXACT]: A }),
       EMQ_SOURCES: JSON.stringify({
         hook: { kind: 'hmac', secrets: [HOOK_SECRET], queue: HOOK_Q, signatureHeader: 'X-Sig', idHeader: 'X-Id', encoding: 'hex', group: B, delay: '100ms' },
@@ -282,7 +282,7 @@ describe('producer placement: lanes and the schedule', () => {
   });
 
   it("EMQ_QUEUE_GROUPS, EMQ_MAX_DELAY and a source's group and delay are checked at start", () => {
-    const tokens = JSON.stringify([{ token: TOKEN, queues: ['*'] }]);
+    const tokens = JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]);
     const source = (extra: object) => JSON.stringify({ s: { kind: 'github', secrets: ['gh-secret-0123456789abc'], queue: 'q', ...extra } });
     expect(() => configFrom({ EMQ_TOKENS: tokens, EMQ_QUEUE_GROUPS: '{"q": "tenant"}' })).toThrow(/EMQ_QUEUE_GROUPS\["q"\] is not a branded id/);
     expect(() => configFrom({ EMQ_TOKENS: tokens, EMQ_QUEUE_GROUPS: '{"a b*": "PRT0KHTOWnGLuC"}' })).toThrow(/EMQ_QUEUE_GROUPS: "a b\*"/);

@@ -67,7 +67,7 @@ describe('finding 9 (security review): /readyz tells ready or not and a stable r
     const viaRest = await startProducerProcess({
       EMQ_REST_URL: gw.url,
       EMQ_REST_TOKEN: gw.producer,
-      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+      EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]),
     });
     started.push(viaRest);
 
@@ -104,7 +104,7 @@ describe('finding 9 (security review): /readyz tells ready or not and a stable r
       const url = `redis://${USER}:${PASSWORD}@127.0.0.1:${server.port}/3`;
       const gw = await startGatewayProcess(url, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
       started.push(gw);
-      const viaGlide = await startProducerProcess({ VALKEY_URL: url, EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) });
+      const viaGlide = await startProducerProcess({ VALKEY_URL: url, EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]) });
       started.push(viaGlide);
       expect((await readyz(gw.url)).json).toEqual({ status: 'ready' });
       expect((await readyz(viaGlide.url)).json).toEqual({ status: 'ready' });
@@ -130,7 +130,7 @@ describe('finding 9 (security review): /readyz tells ready or not and a stable r
       const url = `redis://${USER}:${PASSWORD}@127.0.0.1:${server.port}/3`;
       const gw = await startGatewayProcess(url, { EMQ_GATEWAY_TIMEOUT_MS: '1000' });
       started.push(gw);
-      const viaGlide = await startProducerProcess({ VALKEY_URL: url, EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) });
+      const viaGlide = await startProducerProcess({ VALKEY_URL: url, EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]) });
       started.push(viaGlide);
       expect((await readyz(gw.url)).json).toEqual({ status: 'ready' });
       try {

@@ -86,7 +86,7 @@ describe("a queue homed in another region: the Worker enqueues through that regi
       await worker.ready;
       return worker.url;
     };
-    const callers = JSON.stringify([{ token: TOKEN, queues: ['*'] }]);
+    const callers = JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]);
     const hooks = JSON.stringify({
       hk: { kind: 'hmac', secrets: ['edge-secret-0123456789'], queue: 'eu.hooks', signatureHeader: 'X-Sig', encoding: 'hex', idHeader: 'X-Id' },
     });

@@ -206,7 +206,7 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
     [
       'a bad queue pattern',
       { ...MAP, queues: { 'a*b': 'us-east', 'x{y}.*': 'us-east' } },
-      /queues\["a\*b"\]: not a queue name, a prefix ending in \*, or \*[^]*queues\["x\{y\}\.\*"\]: not a queue name/,
+      /queues\["a\*b"\]: not a queue name, "<stem>\.\*" \(one segment under stem\), a prefix ending in \*, or \*[^]*queues\["x\{y\}\.\*"\]: not a queue name/,
     ],
     [
       'a secret among the vars',
@@ -301,10 +301,10 @@ describe('regionsFrom: the Worker reading its region vars', () => {
     }),
   };
 
-  it('a queue goes to its exact entry, else its longest prefix, else *', () => {
+  it('a queue goes to its exact entry, else its longest pattern (a.* one segment under a), else *', () => {
     const r = regionsFrom(base);
-    const homes = ['exact', 'exact2', 'tenant-eu.a', 'tenant-eu.', 'tenant-eu.us.x', 'tenant-eu.pinned', 'tenant-e', 'other'].map((q) => r.homeOf(q));
-    expect(homes).toEqual(['eu-west', 'ap-south', 'eu-west', 'eu-west', 'us-east', 'ap-south', 'ap-south', 'ap-south']);
+    const queues = ['exact', 'exact2', 'tenant-eu.a', 'tenant-eu.', 'tenant-eu.a.b', 'tenant-eu.us.x', 'tenant-eu.pinned', 'tenant-e', 'other'];
+    expect(queues.map((q) => r.homeOf(q))).toEqual(['eu-west', 'ap-south', 'eu-west', 'ap-south', 'ap-south', 'us-east', 'ap-south', 'ap-south', 'ap-south']);
   });
 
   it('queues not in the map stay in this region; no region vars at all: no region, the plain gateway', () => {
@@ -329,7 +329,7 @@ describe('regionsFrom: the Worker reading its region vars', () => {
       [{ EMQ_HOME_REGIONS: '{nope' }, /^EMQ_HOME_REGIONS is not valid JSON/],
       [{ EMQ_HOME_REGIONS: '["eu-west"]' }, /^EMQ_HOME_REGIONS must be a JSON object/],
       [{ EMQ_HOME_REGIONS: '{"q":"sa-east"}' }, /EMQ_HOME_REGIONS\["q"\] names region "sa-east", which is neither EMQ_REGION nor in EMQ_REGION_URLS/],
-      [{ EMQ_HOME_REGIONS: '{"a*b":"eu-west"}' }, /EMQ_HOME_REGIONS: "a\*b" is not a queue, a prefix ending in \*, or \*/],
+      [{ EMQ_HOME_REGIONS: '{"a*b":"eu-west"}' }, /EMQ_HOME_REGIONS: "a\*b" is not a queue name or a pattern/],
       [{ EMQ_HOME_REGIONS: '{"":"eu-west"}' }, /EMQ_HOME_REGIONS: "" is not a queue/],
       [{ EMQ_REGION: '' }, /EMQ_HOME_REGIONS is set but EMQ_REGION is not/],
       [{ EMQ_REGION: 'US_EAST' }, /^EMQ_REGION is not a region name/],

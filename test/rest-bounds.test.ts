@@ -123,7 +123,7 @@ describe('REST connection bounds', () => {
   });
 
   it('finding 6 (second review): the producer answers such a flow 413 payload_too_large, naming neither the gateway nor its words, nothing written', async () => {
-    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: 'bounds-token-0123456789', queues: ['fp*'] }]) });
+    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: 'bounds-token-0123456789', queues: ['fp*'], rawPrefixes: true }]) });
     const rest = connectRest({ url: gateway.url, token: gateway.producer, ...restOptionsOf(config) });
     const app = createProducerApp({ config: () => config, connection: () => rest });
     const q = freshQueue('fp');

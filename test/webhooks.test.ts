@@ -64,7 +64,7 @@ describe('POST /v1/webhooks/:source', () => {
   beforeAll(async () => {
     glide = await connectGlide(valkeyUrl);
     admin = await connectAdmin(valkeyUrl);
-    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(SOURCES) });
+    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]), EMQ_SOURCES: JSON.stringify(SOURCES) });
     app = createProducerApp({ config: () => config, connection: () => glide });
     keysAtStart = Number(await admin.call('DBSIZE'));
   });
@@ -357,7 +357,7 @@ describe('POST /v1/webhooks/:source', () => {
 
 describe('finding 1 (security review): webhook verification does bounded work whatever the header holds', () => {
   const SOURCES1 = { st: { kind: 'stripe', secrets: ['whsec_first-secret-0123', 'whsec_second-secret-012'], queue: 'f1' } };
-  const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(SOURCES1) });
+  const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]), EMQ_SOURCES: JSON.stringify(SOURCES1) });
   const app = createProducerApp({
     config: () => config,
     connection: () => {
@@ -430,7 +430,7 @@ describe('finding 6 (security review): a delivery with no signed timestamp (gith
       st: { kind: 'stripe', secrets: [ST], queue },
       sw: { kind: 'standard', secrets: [STANDARD_NEW], queue },
     };
-    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(sources) });
+    const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]), EMQ_SOURCES: JSON.stringify(sources) });
     const app = createProducerApp({ config: () => config, connection: () => glide });
     const post = async (source: string, body: string | Uint8Array, headers: Record<string, string>) => {
       const res = await app.fetch(new Request(`http://producer/v1/webhooks/${source}`, { method: 'POST', body, headers }));
@@ -589,7 +589,7 @@ describe('finding 12 (security review): webhook sources are validated at start',
       /toleranceSeconds must be below EMQ_DEDUPE_TTL_SECONDS/,
     ],
   ])('%j is refused, naming the field and never the secret', (sources, why) => {
-    const make = () => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: JSON.stringify(sources) });
+    const make = () => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]), EMQ_SOURCES: JSON.stringify(sources) });
     expect(make).toThrow(why);
     try {
       make();
@@ -600,16 +600,16 @@ describe('finding 12 (security review): webhook sources are validated at start',
 
   it('EMQ_DEDUPE_TTL_SECONDS past what a dedup key can hold (or not a whole number) stops the start, naming the variable only', () => {
     for (const value of ['99999999999', '1.5', '-3', 'week']) {
-      const make = () => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_DEDUPE_TTL_SECONDS: value });
+      const make = () => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]), EMQ_DEDUPE_TTL_SECONDS: value });
       expect(make).toThrow(/^EMQ_DEDUPE_TTL_SECONDS is not a whole number from 1 to 9999999999$/);
     }
   });
 
   it('a tolerance below a shorter dedupe TTL is checked against that TTL', () => {
     const sources = JSON.stringify({ s: { kind: 'stripe', secrets: ['long-enough-secret-0123'], queue: 'q', toleranceSeconds: 300 } });
-    expect(() => configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]), EMQ_SOURCES: sources, EMQ_DEDUPE_TTL_SECONDS: '200' })).toThrow(
-      /below EMQ_DEDUPE_TTL_SECONDS/,
-    );
+    expect(() =>
+      configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]), EMQ_SOURCES: sources, EMQ_DEDUPE_TTL_SECONDS: '200' }),
+    ).toThrow(/below EMQ_DEDUPE_TTL_SECONDS/);
   });
 });
 
@@ -624,8 +624,8 @@ describe('Idempotency-Key on POST /v1/queues/:queue/jobs', () => {
     admin = await connectAdmin(valkeyUrl);
     const config = configFrom({
       EMQ_TOKENS: JSON.stringify([
-        { token: TOKEN, queues: ['*'] },
-        { token: OTHER, queues: ['*'] },
+        { token: TOKEN, queues: ['*'], rawPrefixes: true },
+        { token: OTHER, queues: ['*'], rawPrefixes: true },
       ]),
     });
     app = createProducerApp({ config: () => config, connection: () => glide });

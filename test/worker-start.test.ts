@@ -25,7 +25,7 @@ describe('the Worker from wrangler.toml (unstable_startWorker)', () => {
       bindings: {
         EMQ_REST_URL: { type: 'plain_text', value: gateway.url },
         EMQ_REST_TOKEN: { type: 'secret_text', value: gateway.producer },
-        EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify([{ token: TOKEN, queues: ['*'] }]) },
+        EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]) },
       },
       dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: false, watch: false, logLevel: 'warn' },
     });

@@ -56,7 +56,7 @@ export async function httpRows(bench: Bench): Promise<void> {
   const { server, tmp, valkey } = bench;
   const tool = pickTool();
   const token = `bench-${randomBytes(16).toString('hex')}`;
-  const emqTokens = JSON.stringify([{ token, queues: ['*'] }]);
+  const emqTokens = JSON.stringify([{ token, queues: ['*'], rawPrefixes: true }]);
   const bin = join(ROOT, 'bin', 'emq.js');
 
   if (!HTTP_ROWS.some((k) => bench.runs(k)) || bench.aborting()) return;

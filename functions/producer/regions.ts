@@ -1,14 +1,14 @@
 // Home regions: which region's gateway (so which Valkey) takes a queue's jobs. The vars come
 // from regions.json through scripts/regions.mjs, one wrangler environment per region:
 //   EMQ_REGION               this Worker's region (answered as the Emq-Region header)
-//   EMQ_HOME_REGIONS         {"<queue>" | "<prefix>*" | "*": "<region>"}: each queue's home
+//   EMQ_HOME_REGIONS         {"<queue>" | "<stem>.*" | "<prefix>*" | "*": "<region>"}: each queue's home
 //   EMQ_REGION_URLS          {"<region>": "<gateway URL>"}: the other regions' gateways named there
 //   EMQ_REST_TOKEN_<REGION>  secret, optional: a producer token of that region's gateway
 //                            (REGION upper-cased, '-' as '_'); else EMQ_REST_TOKEN
-// A queue's home is its exact entry, else its longest matching prefix, else this region, so
-// every Worker sends one queue's jobs to one Valkey. This region's gateway is EMQ_REST_URL.
+// A queue's home is its exact entry, else its longest matching pattern (queue-patterns.ts), else
+// this region, so every Worker sends one queue's jobs to one Valkey. This region's gateway is EMQ_REST_URL.
 import { REGION_RULE, checkGatewayUrl, gatewayUrl, jsonObject, region as regionName, text, type Vars } from '../../shared/config/parse.js';
-import { validateQueue } from '../../shared/index.js';
+import { queueLookup } from './queue-patterns.js';
 
 export interface Regions {
   /** This Worker's region; undefined when the deployment has no regions. */
@@ -37,27 +37,18 @@ export function regionsFrom(vars: Vars): Regions {
     urls.set(region, url);
   }
 
-  const exact = new Map<string, string>();
-  const prefixes: Array<[prefix: string, region: string]> = [];
-  for (const [pattern, region] of Object.entries(jsonObject(vars, 'EMQ_HOME_REGIONS'))) {
+  const homes = Object.entries(jsonObject(vars, 'EMQ_HOME_REGIONS'));
+  for (const [pattern, region] of homes) {
     if (local === undefined) throw new Error('EMQ_HOME_REGIONS is set but EMQ_REGION is not: a Worker must know its own region');
     if (typeof region !== 'string' || (region !== local && !urls.has(region))) {
       throw new Error(`EMQ_HOME_REGIONS["${pattern}"] names region ${JSON.stringify(region)}, which is neither EMQ_REGION nor in EMQ_REGION_URLS`);
     }
-    const stem = pattern.endsWith('*') ? pattern.slice(0, -1) : pattern;
-    try {
-      if (stem !== '' || stem === pattern) validateQueue(stem);
-    } catch (err) {
-      throw new Error(`EMQ_HOME_REGIONS: "${pattern}" is not a queue, a prefix ending in *, or *: ${(err as Error).message}`);
-    }
-    if (stem === pattern) exact.set(pattern, region);
-    else prefixes.push([stem, region]);
   }
-  prefixes.sort((a, b) => b[0].length - a[0].length); // the longest prefix wins
+  const home = queueLookup(homes as Array<[string, string]>, { rawPrefixes: true }, (pattern) => `EMQ_HOME_REGIONS: "${pattern}"`);
 
   return {
     local,
-    homeOf: (queue) => exact.get(queue) ?? prefixes.find(([p]) => queue.startsWith(p))?.[1] ?? local,
+    homeOf: (queue) => home(queue) ?? local,
     gatewayOf(region) {
       const token = (region && text(vars, tokenSecretOf(region))) || text(vars, 'EMQ_REST_TOKEN');
       if (region === undefined || region === local) {

@@ -1,10 +1,12 @@
 // Callers' tokens, from the EMQ_TOKENS secret: a JSON array of
-//   { "token": "<at least 16 characters>", "queues": ["orders", "tenant-a.*", "*"] }
-// where a queue pattern is an exact name, a prefix ending in `*`, or `*` for every queue.
+//   { "token": "<at least 16 characters>", "queues": ["orders", "tenant-a.*"], "rawPrefixes"?: true }
+// where a queue pattern is an exact name or one segment under a stem (queue-patterns.ts);
+// `*` and bare prefixes (`acme*`) cross tenants, so an entry takes them only with "rawPrefixes": true.
 // CallerTokens are compared in constant time (every byte of every configured token) and never
 // appear in errors or logs.
 
 import { sha256Hex } from '../../shared/keyspace.js';
+import { PatternError, queueMatcher } from './queue-patterns.js';
 
 export interface Caller {
   /** Whether this caller may use the queue. */
@@ -19,12 +21,6 @@ export interface CallerTokens {
 }
 
 const utf8 = new TextEncoder();
-
-function allowing(patterns: readonly string[]): (queue: string) => boolean {
-  const exact = new Set(patterns.filter((p) => !p.endsWith('*')));
-  const prefixes = patterns.filter((p) => p.endsWith('*')).map((p) => p.slice(0, -1));
-  return (q) => exact.has(q) || prefixes.some((p) => q.startsWith(p));
-}
 
 /**
  * Equal in time that depends only on the configured token's length: every byte is compared,
@@ -48,15 +44,18 @@ export function parseCallerTokens(spec: string | undefined): CallerTokens {
   }
   if (!Array.isArray(list) || list.length === 0) throw new Error('EMQ_TOKENS must be a non-empty JSON array');
   const entries = list.map((item: unknown, i) => {
-    const { token, queues } = (item ?? {}) as { token?: unknown; queues?: unknown };
+    const { token, queues, rawPrefixes = false } = (item ?? {}) as { token?: unknown; queues?: unknown; rawPrefixes?: unknown };
     if (typeof token !== 'string' || token.length < 16) throw new Error(`EMQ_TOKENS[${i}].token must be a string of at least 16 characters`);
-    if (!Array.isArray(queues) || queues.length === 0 || !queues.every((q) => typeof q === 'string' && q.length > 0)) {
-      throw new Error(`EMQ_TOKENS[${i}].queues must be a non-empty array of queue names or prefixes ending in *`);
+    if (!Array.isArray(queues) || queues.length === 0) {
+      throw new Error(`EMQ_TOKENS[${i}].queues must be a non-empty array of queue names or patterns ending in .*`);
     }
+    if (typeof rawPrefixes !== 'boolean') throw new Error(`EMQ_TOKENS[${i}].rawPrefixes must be true or false`);
+    const options = { rawPrefixes, optIn: `"rawPrefixes": true in EMQ_TOKENS[${i}]` };
+    const allows = queueMatcher(queues, options, (j) => `EMQ_TOKENS[${i}].queues[${j}]`);
     const bytes = utf8.encode(token);
     let digest: Promise<string> | undefined;
     // digested on first use: Workers allow no crypto at a script's top level
-    const caller: Caller = { allows: allowing(queues as string[]), scope: () => (digest ??= sha256Hex(bytes)) };
+    const caller: Caller = { allows, scope: () => (digest ??= sha256Hex(bytes)) };
     return { bytes, caller };
   });
   return {
@@ -70,17 +69,62 @@ export function parseCallerTokens(spec: string | undefined): CallerTokens {
   };
 }
 
+/** trustedCaller's tenant form: the queues `${tenant}.${name}`, which no other tenant's can be. */
+export interface TenantQueues {
+  /** One segment (letters, digits, '_' and '-'; no '.', not empty). */
+  tenant: string;
+  /** Names one segment each, or `*` for every queue one segment under the tenant. */
+  queues: readonly string[];
+  scope: string;
+}
+
+/** trustedCaller's pattern form: queue patterns as in EMQ_TOKENS. */
+export interface PatternQueues {
+  queues: readonly string[];
+  scope: string;
+  /** Accept `*` and bare prefixes (`acme*`), which cross tenants. */
+  rawPrefixes?: boolean;
+}
+
+const SEGMENT = /^[A-Za-z0-9_-]+$/;
+
+/** The tenant form as patterns; a TypeError names what is wrong, by position. */
+function tenantPatterns(tenant: unknown, queues: readonly unknown[]): string[] {
+  if (typeof tenant !== 'string' || !SEGMENT.test(tenant)) {
+    throw new TypeError("trustedCaller: tenant must be one segment: 1 or more letters, digits, '_' and '-', with no '.'");
+  }
+  return queues.map((name, i) => {
+    if (name === '*') return `${tenant}.*`;
+    if (typeof name !== 'string' || !SEGMENT.test(name)) {
+      throw new TypeError(`trustedCaller: queues[${i}] must be one segment (letters, digits, '_' and '-', no '.') or *, under the tenant`);
+    }
+    return `${tenant}.${name}`;
+  });
+}
+
 /**
  * A caller your own auth has already vouched for (the app's `caller` option): the queues it
- * may use, as EMQ_TOKENS patterns, and the scope its Idempotency-Keys live in (e.g. a user
- * or tenant id; one key names one job per scope). Scopes are kept apart from EMQ_TOKENS'.
+ * may use, and the scope its Idempotency-Keys live in (e.g. a user or tenant id; one key names
+ * one job per scope). Scopes are kept apart from EMQ_TOKENS'.
+ *   trustedCaller({ tenant: 'acme', queues: ['emails', '*'], scope })  acme.emails, and acme.<one segment>
+ *   trustedCaller({ queues: ['billing', 'acme.*'], scope })            patterns as in EMQ_TOKENS
  */
-export function trustedCaller({ queues, scope }: { queues: readonly string[]; scope: string }): Caller {
-  if (queues.length === 0 || !queues.every((q) => typeof q === 'string' && q.length > 0)) {
-    throw new TypeError('trustedCaller: queues must be a non-empty array of queue names or prefixes ending in *');
-  }
+export function trustedCaller(options: TenantQueues | PatternQueues): Caller {
+  const { queues, scope } = options;
+  if (!Array.isArray(queues) || queues.length === 0) throw new TypeError('trustedCaller: queues must be a non-empty array');
   if (typeof scope !== 'string' || scope.length === 0) throw new TypeError('trustedCaller: scope must be a non-empty string');
+  const tenantForm = 'tenant' in options;
+  if (tenantForm && (options as PatternQueues).rawPrefixes !== undefined)
+    throw new TypeError('trustedCaller: rawPrefixes is for the pattern form, not with a tenant');
+  const patterns = tenantForm ? tenantPatterns(options.tenant, queues) : queues;
+  const rawPrefixes = !tenantForm && options.rawPrefixes === true;
+  let allows: (queue: string) => boolean;
+  try {
+    allows = queueMatcher(patterns, { rawPrefixes }, (i) => `trustedCaller: queues[${i}]`);
+  } catch (err) {
+    throw err instanceof PatternError ? new TypeError(err.message) : err;
+  }
   // token scopes are 64 hex digits: the prefix keeps an own scope from ever naming one
   const own = Promise.resolve(`own:${scope}`);
-  return { allows: allowing(queues), scope: () => own };
+  return { allows, scope: () => own };
 }

@@ -104,9 +104,14 @@ export const VARIABLES: readonly Variable[] = [
   // the producer: the Worker, and `emq producer` on Node
   {
     name: 'EMQ_TOKENS',
-    kind: { type: 'json', shape: '[{"token": "<16+ chars>", "queues": ["orders", "tenant-a.*", "*"]}]', parser: 'functions/producer/tokens.ts' },
+    kind: {
+      type: 'json',
+      shape: '[{"token": "<16+ chars>", "queues": ["orders", "tenant-a.*"], "rawPrefixes"?: true}]',
+      parser: 'functions/producer/tokens.ts',
+    },
     required: 'always',
-    meaning: "callers' tokens and the queues each may use; a pattern is an exact queue, a prefix ending in `*`, or `*`",
+    meaning:
+      'callers\' tokens and the queues each may use; a pattern is an exact queue or `<stem>.*`, one more segment (`tenant-a.*` covers `tenant-a.x`, never `tenant-a.x.y`); `*` and bare prefixes (`acme*`) cross tenants and stop start unless the entry says `"rawPrefixes": true`',
     apps: ['worker', 'producer'],
     secret: true,
   },
@@ -183,9 +188,9 @@ export const VARIABLES: readonly Variable[] = [
   },
   {
     name: 'EMQ_QUEUE_GROUPS',
-    kind: { type: 'json', shape: '{"<queue>" | "<prefix>*" | "*": "<branded group id>"}', parser: 'functions/producer/queue-groups.ts' },
+    kind: { type: 'json', shape: '{"<queue>" | "<stem>.*" | "<prefix>*" | "*": "<branded group id>"}', parser: 'functions/producer/queue-groups.ts' },
     meaning:
-      "default lanes: a job for a matching queue (exact, else the longest prefix, else `*`) that names no Emq-Group joins that group's lane; no match, the flat pending set",
+      "default lanes: a job for a matching queue (exact, else the longest pattern, `<stem>.*` being one segment under stem as in EMQ_TOKENS, else `*`) that names no Emq-Group joins that group's lane; no match, the flat pending set",
     apps: ['worker', 'producer'],
     secret: false,
   },
@@ -214,7 +219,7 @@ export const VARIABLES: readonly Variable[] = [
   },
   {
     name: 'EMQ_HOME_REGIONS',
-    kind: { type: 'json', shape: '{"<queue>" | "<prefix>*" | "*": "<region>"}', parser: 'functions/producer/regions.ts' },
+    kind: { type: 'json', shape: '{"<queue>" | "<stem>.*" | "<prefix>*" | "*": "<region>"}', parser: 'functions/producer/regions.ts' },
     meaning: 'each queue\'s home region, whose gateway takes its jobs (regions.json\'s "queues")',
     apps: ['worker'],
     secret: false,
@@ -383,7 +388,7 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_DEV_TOKEN',
     kind: { type: 'text', what: 'token', minLength: 16 },
     meaning:
-      'the dev token `npm start` allows every queue (at least 16 characters, like every EMQ_TOKENS token); unset, a fresh one is made. Every other EMQ_* variable reaches the Worker as a var',
+      'the dev token `npm start` allows every queue (its EMQ_TOKENS entry says `"rawPrefixes": true`; at least 16 characters, like every EMQ_TOKENS token); unset, a fresh one is made. Every other EMQ_* variable reaches the Worker as a var',
     apps: ['dev'],
     secret: true,
   },

@@ -63,13 +63,14 @@ function callerOf(header: string | undefined): Who | undefined {
   const token = /^bearer[\t ]+(\S+)[\t ]*$/i.exec(trimHttp(header))?.[1];
   return token === ALL ? 'all' : token === SOME ? 'some' : undefined;
 }
-const allows = (who: Who, q: string) => who === 'all' || q.startsWith('fz-a.') || q === 'fz-b';
+// fz-a.* is one segment under fz-a: fz-a.x, never fz-a.x.y (functions/producer/queue-patterns.ts)
+const allows = (who: Who, q: string) => who === 'all' || /^fz-a\.[A-Za-z0-9_-]+$/.test(q) || q === 'fz-b';
 
 interface Seg {
   seg: string;
 }
 // fz-a.lane and fz-a.lx have default lanes (EMQ_QUEUE_GROUPS: the exact entry, a prefix)
-const CLEAN_QUEUES = ['fz-a.1', 'fz-a.x_y', 'fz-b', 'fz-c', WT, `fz-a.${'z'.repeat(123)}`, 'fz-a.lane', 'fz-a.lx'];
+const CLEAN_QUEUES = ['fz-a.1', 'fz-a.x_y', 'fz-b', 'fz-c', WT, `fz-a.${'z'.repeat(123)}`, 'fz-a.lane', 'fz-a.lx', 'fz-a.1.2'];
 const segArb: fc.Arbitrary<Seg> = fc.oneof(
   { weight: 12, arbitrary: fc.constantFrom(...CLEAN_QUEUES).map((seg) => ({ seg })) },
   { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9._-]{1,130}$/).map((q) => ({ seg: encodeURIComponent(q) })) },

@@ -44,7 +44,7 @@ export const GW_MAX_PIPELINE = 1_000; // EMQ_GATEWAY_MAX_PIPELINE (a full batch 
 export const ALL = 'fuzz-all-token-0123456789abcdef';
 export const SOME = 'fuzz-some-token-0123456789abcdef';
 const TOKENS = [
-  { token: ALL, queues: ['*'] },
+  { token: ALL, queues: ['*'], rawPrefixes: true },
   { token: SOME, queues: ['fz-a.*', 'fz-b'] },
 ];
 export type Who = 'all' | 'some';

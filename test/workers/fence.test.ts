@@ -12,7 +12,7 @@ const TOKEN = 'fence-caller-token-0123456789abcdef';
 const env = {
   EMQ_REST_URL: gw.url,
   EMQ_REST_TOKEN: gw.producer,
-  EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+  EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]),
 };
 const app = producerFor(env);
 

@@ -17,8 +17,8 @@ const base = {
   EMQ_REST_URL: gw.url,
   EMQ_REST_TOKEN: gw.producer,
   EMQ_TOKENS: JSON.stringify([
-    { token: TOKEN, queues: ['*'] },
-    { token: NARROW, queues: ['wf-own*'] },
+    { token: TOKEN, queues: ['*'], rawPrefixes: true },
+    { token: NARROW, queues: ['wf-own*'], rawPrefixes: true },
   ]),
   EMQ_MAX_PAYLOAD_BYTES: '4096',
   EMQ_MAX_BATCH_BYTES: '262144',

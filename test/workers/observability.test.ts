@@ -17,7 +17,7 @@ const dataset = { writeDataPoint: (p: Point) => void points.push(structuredClone
 const vars = {
   EMQ_REST_URL: gw.url,
   EMQ_REST_TOKEN: gw.producer,
-  EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'] }]),
+  EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]),
 };
 const bound = { ...vars, EMQ_ANALYTICS: dataset };
 

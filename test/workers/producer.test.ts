@@ -15,7 +15,7 @@ const base = {
   EMQ_REST_URL: gw.url,
   EMQ_REST_TOKEN: gw.producer,
   EMQ_TOKENS: JSON.stringify([
-    { token: TOKEN, queues: ['*'] },
+    { token: TOKEN, queues: ['*'], rawPrefixes: true },
     { token: NARROW, queues: ['narrow', 'tenant-a.*'] },
   ]),
   EMQ_MAX_PAYLOAD_BYTES: '1048576',
@@ -233,7 +233,9 @@ describe('producer Worker in workerd', () => {
     });
 
     it('500 misconfigured, without secrets, when EMQ_TOKENS is missing or broken', async () => {
-      for (const EMQ_TOKENS of [undefined, 'not json', '[{"token":"short","queues":["*"]}]']) {
+      // the last: finding 3 (second review), "*" without "rawPrefixes": true
+      const every = JSON.stringify([{ token: TOKEN, queues: ['*'] }]);
+      for (const EMQ_TOKENS of [undefined, 'not json', '[{"token":"short","queues":["*"]}]', every]) {
         const env = { ...base, EMQ_TOKENS };
         const broken = producerFor(env);
         const res = await Promise.resolve(

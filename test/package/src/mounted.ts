@@ -19,8 +19,8 @@ app.route(
   createProducerApp({
     config: () => config,
     connection: () => valkey,
-    // what the auth above set: this tenant's queues, and its own Idempotency-Key scope
-    caller: (c) => trustedCaller({ queues: [`${c.get('tenant')}.*`], scope: c.get('tenant') }),
+    // what the auth above set: this tenant's queues (tenant-a.<one segment>), and its own Idempotency-Key scope
+    caller: (c) => trustedCaller({ tenant: c.get('tenant'), queues: ['*'], scope: c.get('tenant') }),
   }),
 );
 
