@@ -1,7 +1,6 @@
 // `emq gateway` over HTTPS (EMQ_GATEWAY_TLS_CERT, EMQ_GATEWAY_TLS_KEY), as the real process in
-// front of a real server, with a self-signed certificate made here by openssl and a client
+// front of a real server, with a self-signed certificate made by openssl (support/self-signed.ts) and a client
 // that trusts it; and every bad setting stopping the start.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -14,36 +13,7 @@ import { enqueueScript } from '../shared/scripts.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { emq } from './support/cli.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
-
-/** A self-signed EC certificate for 127.0.0.1 (and localhost), valid one day: [cert path, key path]. */
-function selfSigned(dir: string, name: string): [string, string] {
-  const cert = join(dir, `${name}-cert.pem`);
-  const key = join(dir, `${name}-key.pem`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return [cert, key];
-}
+import { selfSigned } from './support/self-signed.js';
 
 interface Reply {
   status: number;

@@ -1,10 +1,12 @@
 // A Node HTTP server's caps and timeouts, from the environment, one prefix per app
 // (EMQ_GATEWAY_, EMQ_PRODUCER_): <PREFIX>_HEADERS_TIMEOUT_MS, _REQUEST_TIMEOUT_MS,
-// _KEEPALIVE_TIMEOUT_MS, _MAX_CONNECTIONS (bounds, defaults and meanings in the table,
+// _KEEPALIVE_TIMEOUT_MS, _MAX_CONNECTIONS, and the two connection-guard.ts enforces,
+// _MAX_CONNECTIONS_PER_ADDRESS and _REQUEST_LINE_TIMEOUT_MS (bounds, defaults and meanings in the table,
 // shared/config/variables.ts). Node's defaults let one client hold a connection ~64 s by
 // trickling headers (headersTimeout 60 s, only checked every 30 s) or 300 s with a slow body,
 // and take any number of connections: 3,000 half-open requests without a token were all held.
-// A client cut off by a timeout gets 408 and a closed connection.
+// A client cut off by the headers or request timeout gets 408 and a closed connection; one that
+// never sent a request line is closed unanswered (connection-guard.ts).
 import type { ServerOptions } from 'node:http';
 import { ConfigError, wholeNumber, type Vars } from '../../shared/config/parse.js';
 
@@ -13,6 +15,10 @@ export interface ServerLimits {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   maxConnections: number;
+  /** Connections one address may hold; 0: no share. */
+  maxConnectionsPerAddress: number;
+  /** A new connection's first request line (and, over HTTPS, its handshake before it) must arrive within it. */
+  requestLineTimeoutMs: number;
 }
 
 /** The limits `<prefix>_*` set; a bad value throws a message naming the variable, never its value. */
@@ -24,13 +30,15 @@ export function limitsFrom(vars: Vars, prefix: 'EMQ_GATEWAY' | 'EMQ_PRODUCER'): 
     requestTimeoutMs: wholeNumber(vars, request),
     keepAliveTimeoutMs: wholeNumber(vars, `${prefix}_KEEPALIVE_TIMEOUT_MS`),
     maxConnections: wholeNumber(vars, `${prefix}_MAX_CONNECTIONS`),
+    maxConnectionsPerAddress: wholeNumber(vars, `${prefix}_MAX_CONNECTIONS_PER_ADDRESS`),
+    requestLineTimeoutMs: wholeNumber(vars, `${prefix}_REQUEST_LINE_TIMEOUT_MS`),
   };
   // Node refuses a headers timeout longer than the request's (the request includes its headers)
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new ConfigError(headers, `${headers} must not be above ${request}`);
   return limits;
 }
 
-/** The options node:http (or https) createServer takes for them; maxConnections is set on the server. */
+/** The options node:http (or https) createServer takes for them; the connection caps are connection-guard.ts's. */
 export function serverOptions(limits: ServerLimits): ServerOptions {
   return {
     headersTimeout: limits.headersTimeoutMs,

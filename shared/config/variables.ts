@@ -94,7 +94,26 @@ const limits = (prefix: 'EMQ_PRODUCER' | 'EMQ_GATEWAY', app: App[]): Variable[] 
     name: `${prefix}_MAX_CONNECTIONS`,
     kind: { type: 'whole', min: 1, max: 1_000_000, unit: 'count' },
     default: 1_024,
-    meaning: 'open connections; one past it is closed as it arrives',
+    meaning:
+      'open connections; at it, a new connection takes the place of the oldest one that has not yet sent its first request line, or, with none such, is closed as it arrives',
+    apps: app,
+    secret: false,
+  },
+  {
+    name: `${prefix}_MAX_CONNECTIONS_PER_ADDRESS`,
+    kind: { type: 'whole', min: 0, max: 1_000_000, unit: 'count' },
+    default: 256,
+    meaning:
+      'connections one client address (an IPv4 address, an IPv6 /64) may hold; one more is closed as it arrives; 0: no share (behind a proxy or load balancer, whose address every connection has)',
+    apps: app,
+    secret: false,
+  },
+  {
+    name: `${prefix}_REQUEST_LINE_TIMEOUT_MS`,
+    kind: { type: 'whole', min: 1, max: A_DAY_MS, unit: 'ms' },
+    default: 2_000,
+    meaning:
+      "a new connection's first request line must arrive within it (over HTTPS, its TLS handshake gets as long again first), else it is closed unanswered; after that line the headers timeout holds, between requests the keep-alive timeout",
     apps: app,
     secret: false,
   },
