@@ -95,7 +95,10 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
     // a reminted id: its keys are built (and checked) for it, the arguments after the id kept
     return id === call.args[0] ? call : evalsha(script, keys(id), [id, ...call.args.slice(1)]);
   };
-  const outcomes = await sendMinted(connection, scripts, ids, minted, commandOf, (o) => verdictOf(o) === 'duplicate', mint);
+  // one id under two scripts: their calls must run in the batch's order, which a NOSCRIPT
+  // answered to the first (resent after the rest ran) would break
+  const ordered = scripts.length > 1 && crossesScripts(ids, placed);
+  const outcomes = await sendMinted(connection, scripts, ids, minted, commandOf, (o) => verdictOf(o) === 'duplicate', mint, ordered);
 
   let failed = false;
   const results = ids.map((id, i): AdmitResult | { id: string; error: EmqError } => {
@@ -108,6 +111,17 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
   });
   if (failed) throw new BatchError<AdmitVerdict>(results);
   return results as AdmitResult[];
+}
+
+/** Whether some id is sent under two scripts (a job scheduled, then the same id flat). */
+function crossesScripts(ids: readonly string[], placed: readonly Placed[]): boolean {
+  const scriptOf = new Map<string, Script>();
+  for (let i = 0; i < ids.length; i++) {
+    const before = scriptOf.get(ids[i]!);
+    if (before === undefined) scriptOf.set(ids[i]!, placed[i]!.script);
+    else if (before !== placed[i]!.script) return true;
+  }
+  return false;
 }
 
 /**
@@ -124,11 +138,13 @@ export async function sendMinted(
   commandOf: (i: number) => ScriptCommand,
   collided: (outcome: Outcome) => boolean,
   mint: () => string,
+  ordered = false,
 ): Promise<Outcome[]> {
   const outcomes = await dispatch(
     connection,
     scripts,
     ids.map((_, i) => commandOf(i)),
+    { ordered },
   );
   // collisions: minted ids another minter had taken get fresh ids, sent again
   for (let tries = 1; ; tries++) {

@@ -37,6 +37,12 @@ export const TRANSIENT_RETRY: RetryPolicy = { retries: 14, baseMs: 10, capMs: 50
 export interface DispatchOptions {
   /** 'run': each call with Connection.run (a single call); 'pipeline' (default): each round as one pipeline. */
   via?: 'run' | 'pipeline';
+  /**
+   * Each script's first call as EVAL, so none of the calls can answer NOSCRIPT: for calls
+   * whose order matters across scripts (one job id under two scripts), which a NOSCRIPT
+   * would break, since the calls of other scripts after it have run by then.
+   */
+  ordered?: boolean;
 }
 
 /**
@@ -51,7 +57,7 @@ export async function dispatch(
   connection: Connection,
   scripts: Script | readonly Script[],
   commands: readonly ScriptCommand[],
-  { via = 'pipeline' }: DispatchOptions = {},
+  { via = 'pipeline', ordered = false }: DispatchOptions = {},
 ): Promise<Outcome[]> {
   const observer = connection.observer;
   const send = (calls: readonly ScriptCommand[]): Promise<Outcome[]> => {
@@ -62,7 +68,7 @@ export async function dispatch(
   };
   const list: readonly Script[] = Array.isArray(scripts) ? scripts : [scripts as Script];
   const withText = evalOf(list);
-  const outcomes = await send(commands);
+  const outcomes = await send(ordered ? loadingFirst(commands, withText) : commands);
 
   const flushed = indexes(outcomes, isNoScript);
   if (flushed.length > 0) {
@@ -107,6 +113,17 @@ export async function dispatch(
     });
   }
   return outcomes;
+}
+
+/** The calls with each script's first one as EVAL (which loads it for the EVALSHAs after it). */
+function loadingFirst(commands: readonly ScriptCommand[], withText: (command: ScriptCommand) => ScriptCommand): ScriptCommand[] {
+  const seen = new Set<string>();
+  return commands.map((c) => {
+    const key = c.op === 'evalsha' ? c.sha1 : c.script;
+    if (seen.has(key)) return c;
+    seen.add(key);
+    return withText(c);
+  });
 }
 
 /** The script a call names, found among `list` by SHA-1 or text, for the observer. */

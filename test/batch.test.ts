@@ -92,6 +92,24 @@ describe.each(targets())('admitMany: $name', (target) => {
     expect(await members(`emq:{${q}}:pending`)).toEqual([results[0]!.id, results[3]!.id].sort());
   });
 
+  it('right after a script flush, one id scheduled, then flat, then in a lane: the first lands and the others are duplicates, in order (a NOSCRIPT once let the flat copy land first); one pipeline', async () => {
+    const q = freshQueue('ord');
+    const id = mintId();
+    await admin.call('SCRIPT', 'FLUSH');
+    // the flat script cached, the others not: the case the fuzz found
+    await admitMany(conn, freshQueue('ord'), [{ payload: 'warm' }]);
+    const seam = counting(conn);
+    const results = await admitMany(seam, q, [
+      { id, payload: 'first', group: A, inMs: 60_000 },
+      { id, payload: 'second' },
+      { id, payload: 'third', group: B },
+    ]);
+    expect(results.map((r) => r.verdict)).toEqual(['scheduled', 'duplicate', 'duplicate']);
+    expect(seam.counts).toEqual({ run: 0, pipeline: 1 });
+    expect(String((await admin.hgetall(`emq:{${q}}:job:${id}`)).payload)).toBe('first');
+    expect(await members(`emq:{${q}}:pending`)).toEqual([]);
+  });
+
   it('a minted id another minter had taken is minted again, whatever its kind', async () => {
     const q = freshQueue('mix');
     const taken = [mintId(), mintId(), mintId()];
