@@ -5,7 +5,8 @@
 import { Batch, ClusterBatch } from '@valkey/valkey-glide';
 import type { Arg, Outcome } from '../../shared/connection.js';
 import { ConnectionError } from '../../shared/errors.js';
-import { isReplyError, serverWording, toGlide, type GlideWire } from '../../shared/connections/glide.js';
+import { isReplyError, serverWording } from '../../shared/connections/glide-replies.js';
+import { toGlide, type GlideWire } from '../../shared/connections/glide-wire.js';
 import type { DoubleStyle } from './doubles.js';
 import { serverForm } from './unglide.js';
 

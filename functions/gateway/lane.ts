@@ -2,7 +2,8 @@
 // commands pipeline on it. Connected lazily and again after a failed connect, so the gateway
 // starts (and answers 503) while Valkey is down, and recovers without a restart.
 import type { Arg, Outcome } from '../../shared/connection.js';
-import { NotReplicatedError, connectGlide, type GlideConnection, type GlideOptions } from '../../shared/connections/glide.js';
+import { connectGlide, type GlideConnection, type GlideOptions } from '../../shared/connections/glide.js';
+import { NotReplicatedError } from '../../shared/connections/glide-wire.js';
 import { ConnectionError } from '../../shared/errors.js';
 import { type DoubleStyle, styleOf } from './doubles.js';
 import { command, transaction } from './glide-commands.js';
