@@ -69,6 +69,8 @@ export class Problem extends Error {
     readonly code: ProblemCode,
     readonly detail: string,
     readonly extra: Record<string, unknown> = {},
+    /** What a fixed detail stands for (an upstream's words, a URL): the operator's log only, never an answer. */
+    readonly hidden?: string,
   ) {
     super(detail);
   }
