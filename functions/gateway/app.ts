@@ -9,8 +9,8 @@
 // this is every job's hop (measured with npm run bench: the same steps under Hono on
 // @hono/node-server took ~1.5x the CPU per request). Routes are matched on the path as Hono
 // would see it (dot segments resolved, percent-decoded), commands read from the path as sent.
-// Each request has its record (functions/http/request-record.ts): its id kept or minted and
-// echoed in X-Request-Id, and its summary (route pattern as Hono named it) to the sinks.
+// Each request has its record (functions/http/request-record.ts): its id minted and echoed in
+// X-Request-Id (the producer's X-Request-Id logged beside it, to join the two hops' lines), and its summary (route pattern as Hono named it) to the sinks.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getPath, getQueryParam } from 'hono/utils/url';
 import type { Arg, Outcome } from '../../shared/connection.js';
