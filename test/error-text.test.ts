@@ -52,23 +52,29 @@ describe('finding 6 (second review): a gateway 413 reaches the caller as a fixed
   it.each([
     ['a same-queue flow (the app on @hono/node-server)', 'flows'],
     ['one job (the node:http job listener)', 'jobs'],
-  ])('finding 6 (second review): %s over the gateway cap: 400 invalid_payload, no URL or upstream text, the detail logged under the request id', async (_, route) => {
-    const q = fresh();
-    const big = 'x'.repeat(CAP + 1024);
-    const body = route === 'flows' ? JSON.stringify({ parent: { payload: 'p' }, children: [{ payload: big }, { payload: big }] }) : big;
-    const res = await post(`/v1/queues/${q}/${route}`, body, `hidden-${route}`);
-    const text = await res.text();
-    expect(res.status).toBe(400);
-    expect(JSON.parse(text)).toMatchObject({ code: 'invalid_payload' });
-    leaks(text);
-    // the operator's line: the request's own (minted) id, the REST error with the gateway's words
-    const id = res.headers.get('X-Request-Id')!;
-    await expect.poll(() => producer.stderr(), { timeout: 5000 }).toContain(`request ${id}: POST /v1/queues/${q}/${route}: invalid_payload: `);
-    const line = producer.stderr().split('\n').find((l) => l.includes(`request ${id}:`))!;
-    expect(line).toContain(`REST ${gateway.url}`);
-    expect(line).toContain('413');
-    expect(line).not.toContain(gateway.producer); // never the token
-    // nothing written
-    expect(await admin.footprint(q)).toEqual({});
-  });
+  ])(
+    'finding 6 (second review): %s over the gateway cap: 400 invalid_payload, no URL or upstream text, the detail logged under the request id',
+    async (_, route) => {
+      const q = fresh();
+      const big = 'x'.repeat(CAP + 1024);
+      const body = route === 'flows' ? JSON.stringify({ parent: { payload: 'p' }, children: [{ payload: big }, { payload: big }] }) : big;
+      const res = await post(`/v1/queues/${q}/${route}`, body, `hidden-${route}`);
+      const text = await res.text();
+      expect(res.status).toBe(400);
+      expect(JSON.parse(text)).toMatchObject({ code: 'invalid_payload' });
+      leaks(text);
+      // the operator's line: the request's own (minted) id, the REST error with the gateway's words
+      const id = res.headers.get('X-Request-Id')!;
+      await expect.poll(() => producer.stderr(), { timeout: 5000 }).toContain(`request ${id}: POST /v1/queues/${q}/${route}: invalid_payload: `);
+      const line = producer
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes(`request ${id}:`))!;
+      expect(line).toContain(`REST ${gateway.url}`);
+      expect(line).toContain('413');
+      expect(line).not.toContain(gateway.producer); // never the token
+      // nothing written
+      expect(await admin.footprint(q)).toEqual({});
+    },
+  );
 });

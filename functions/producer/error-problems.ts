@@ -20,6 +20,7 @@ import {
   WrongTypeError,
 } from '../../shared/index.js';
 import { publicFound } from '../../shared/fence.js';
+import { ClientClosed } from '../http/body.js';
 import { Problem } from './problem.js';
 
 /**
@@ -35,6 +36,8 @@ const hiding = (status: Problem['status'], code: Problem['code'], detail: string
 /** A typed error from the enqueue package, as the problem a caller sees. */
 export function problemOf(err: unknown): Problem {
   if (err instanceof Problem) return err;
+  // (ContentfulStatusCode has no 499: nginx's, not IANA's)
+  if (err instanceof ClientClosed) return new Problem(499 as Problem['status'], 'client_closed', err.message);
   if (err instanceof InvalidQueueError) return new Problem(400, 'invalid_queue', err.message);
   if (err instanceof InvalidIdError) return new Problem(400, 'invalid_id', err.message);
   // the wire's kind refusal, whether host-side or the script's own gate (our scripts' text)

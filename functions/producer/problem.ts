@@ -29,6 +29,7 @@ export type ProblemCode =
   | 'invalid_group'
   | 'idempotency_conflict'
   | 'wire_mismatch'
+  | 'client_closed'
   | 'internal';
 
 /** Each code's title; a Record, so the compiler holds its keys to exactly the union above. */
@@ -57,6 +58,7 @@ export const TITLES: Record<ProblemCode, string> = {
   invalid_group: 'Invalid Emq-Group',
   idempotency_conflict: 'This Idempotency-Key was used with another payload',
   wire_mismatch: 'Valkey speaks another EchoMQ wire version',
+  client_closed: 'The client closed the connection before its body ended',
   internal: 'Internal error',
 };
 

@@ -87,6 +87,7 @@ export type ProblemCode =
   | 'invalid_group'
   | 'idempotency_conflict'
   | 'wire_mismatch'
+  | 'client_closed'
   | 'internal';
 
 export interface Problem {
