@@ -3,9 +3,9 @@
 // written. Over real sockets, against `emq gateway` and `emq producer` (its node:http job
 // listener, and the app on @hono/node-server for every other route and a chunked job).
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
+import { abortMidBody } from './support/abort.js';
 import { connectAdmin, type Admin } from './support/admin.js';
 import { parseExposition } from './support/exposition.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
@@ -13,29 +13,11 @@ import { startProducerProcess, type ProducerProcess } from './support/producer.j
 
 const CALLER = `caller-${randomBytes(12).toString('hex')}`;
 const METRICS = `metrics-${randomBytes(12).toString('hex')}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const linesOf = (text: string) =>
   text
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-
-/**
- * Sends a request's head and part of its body (a declared length, or chunked), waits for the
- * server to start reading it, then closes the socket.
- */
-export async function abortMidBody(url: string, path: string, headers: Record<string, string>, chunked = false): Promise<void> {
-  const { hostname, port } = new URL(url);
-  const socket = connect(Number(port), hostname);
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  const head = Object.entries({ Host: `${hostname}:${port}`, ...headers, ...(chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': '1000' }) })
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join('');
-  socket.write(`POST ${path} HTTP/1.1\r\n${head}\r\n${chunked ? 'a\r\n0123456789\r\n' : '0123456789'}`);
-  await sleep(150);
-  socket.destroy();
-  await sleep(50);
-}
 
 const requests = async (url: string, status: string) => {
   const res = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${METRICS}` } });

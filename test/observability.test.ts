@@ -331,7 +331,14 @@ describe('emq producer: /metrics and logs over glide, a NOSCRIPT fallback, the f
       code: 'conflict',
     });
     // debug: what the core did for the request
-    expect(lines.find((l) => l.callerRequestId === 'batch-1')).toMatchObject({ status: 200, verdict: 'enqueued', calls: 3, noscript: 1, pipelines: 2, pipelineCommands: 6 });
+    expect(lines.find((l) => l.callerRequestId === 'batch-1')).toMatchObject({
+      status: 200,
+      verdict: 'enqueued',
+      calls: 3,
+      noscript: 1,
+      pipelines: 2,
+      pipelineCommands: 6,
+    });
     expect(producer.stdout() + producer.stderr()).not.toContain(MARK);
     expect(producer.stdout() + producer.stderr()).not.toContain(CALLER);
   });
