@@ -35,6 +35,12 @@ export function noteBytes(c: Context, bytes: number): void {
   if (record) record.bytes += bytes;
 }
 
+/** Notes what a refusal stands for, when its answer says less (a webhook's): the log line's `reason`. */
+export function noteReason(c: Context, reason: string): void {
+  const record = records.get(c);
+  if (record) record.reason = reason;
+}
+
 /** Notes the answer's error code (the producer's problem code; a gateway's error reply code). */
 export function noteCode(c: Context, code: string): void {
   const record = records.get(c);

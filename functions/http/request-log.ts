@@ -78,7 +78,7 @@ export function requestLine(app: string, level: LogLevel, s: RequestSummary): st
   const labels = Object.keys(s.verdicts);
   if (labels.length === 1) line += member('verdict', labels[0]);
   else if (labels.length > 1) line += member('verdicts', s.verdicts);
-  line += member('code', s.code) + member('bytes', s.bytes);
+  line += member('code', s.code) + member('reason', s.reason) + member('bytes', s.bytes);
   if (level === 'debug') {
     line += member(
       'calls',

@@ -79,6 +79,8 @@ export interface RequestSummary {
   calls: ReadonlyArray<{ script: string; verdict: string; code: string; count: number }>;
   /** The answer's error code: the producer's problem code, or the gateway's error reply code. */
   code: string | undefined;
+  /** What a refusal stands for when its answer says less (a webhook's), for the operator. */
+  reason: string | undefined;
   /** Request body bytes read. */
   bytes: number;
   noscript: number;
@@ -97,6 +99,7 @@ export class RequestRecord implements Observer {
   private readonly started = performance.now();
   queue: string | undefined;
   code: string | undefined;
+  reason: string | undefined;
   bytes = 0;
   readonly counts = { noscript: 0, transient: 0, retries: 0, pipelines: 0, pipelineCommands: 0 };
   private readonly calls = new Map<string, { script: string; verdict: string; code: string; count: number }>();
@@ -177,6 +180,7 @@ export class RequestRecord implements Observer {
       verdicts,
       calls,
       code: this.code,
+      reason: this.reason,
       bytes: this.bytes,
     };
   }

@@ -37,7 +37,7 @@ import {
 import type { RequestScope } from '../../shared/connection.js';
 import { scoped } from '../../shared/observe.js';
 import { TooLarge, declaredOver, readBody, readRequest } from '../http/body.js';
-import { forRequest, noteBytes, requestOf } from '../http/request-context.js';
+import { forRequest, noteBytes, noteReason, requestOf } from '../http/request-context.js';
 import { parseBatch } from './batch.js';
 import { parseFlow } from './flow-body.js';
 import { openApi } from './openapi.js';
@@ -47,7 +47,7 @@ import { Problem, problemResponse } from './problem.js';
 import { flowProblem, problemOf, reportedProblem } from './error-problems.js';
 import { dedupeOf } from './webhooks/dedupe.js';
 import { envelope } from './webhooks/envelope.js';
-import { verify } from './webhooks/verify.js';
+import { delivered } from './webhooks/delivery.js';
 import type { Caller } from './tokens.js';
 
 export interface ProducerOptions {
@@ -272,12 +272,15 @@ export function createProducer({ config, connection, regionOf, minter: given, ca
 
   app.post('/v1/webhooks/:source', async (c) => {
     const { sources, maxPayloadBytes, dedupeTtlSeconds, groupOf } = settings();
-    const source = sources.get(c.req.param('source'));
-    // an unknown source answers like a bad signature, before the body is read: names cannot be probed
-    if (!source) throw new Problem(401, 'invalid_signature', 'the delivery is not signed by a configured source');
+    // any name, configured or not, has its body read under the same cap and is refused alike
+    // (webhooks/delivery.ts): names cannot be probed by an answer's text or its timing
     const body = await payloadOf(c, maxPayloadBytes);
-    const delivery = await verify(source, c.req.raw.headers, body);
-    if ('code' in delivery) throw new Problem(delivery.status, delivery.code, delivery.detail);
+    const verified = await delivered(sources, c.req.param('source'), c.req.raw.headers, body);
+    if ('code' in verified) {
+      noteReason(c, verified.reason); // what the refusal stands for: the operator's log line only
+      throw new Problem(verified.status, verified.code, verified.detail);
+    }
+    const { source, delivery } = verified;
     const payload = envelope(source, delivery, c.req.header('Content-Type') ?? '', body);
     // keyed on what is signed: the delivery id where the scheme signs it, else the body
     const { scope, key } = await dedupeOf(source, delivery, body);

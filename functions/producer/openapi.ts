@@ -41,7 +41,7 @@ const STATUS: Record<number, ProblemCode[]> = {
     'invalid_not_before',
     'invalid_group',
   ],
-  401: ['unauthorized', 'invalid_signature', 'stale_timestamp'],
+  401: ['unauthorized', 'invalid_signature'],
   403: ['forbidden_queue'],
   404: ['not_found'],
   405: ['not_allowed'],
@@ -117,7 +117,7 @@ const ROUTES: Record<string, Record<string, Route>> = {
       summary: 'A delivery signed as its source (EMQ_SOURCES) says; no bearer token',
       body: { '*/*': {} },
       ok: { 201: verdicts('Enqueued', 'enqueued', 'scheduled'), 200: verdicts('Enqueued', 'duplicate') },
-      fails: ['invalid_signature', 'stale_timestamp', 'invalid_delivery', 'payload_too_large', 'client_closed', 'conflict', ...VALKEY],
+      fails: ['invalid_signature', 'invalid_delivery', 'payload_too_large', 'client_closed', 'conflict', ...VALKEY],
     },
   },
 };

@@ -21,7 +21,6 @@ export type ProblemCode =
   | 'upstream_auth'
   | 'misconfigured'
   | 'invalid_signature'
-  | 'stale_timestamp'
   | 'invalid_delivery'
   | 'invalid_idempotency_key'
   | 'invalid_delay'
@@ -50,7 +49,6 @@ export const TITLES: Record<ProblemCode, string> = {
   upstream_auth: 'The producer cannot authenticate to its Valkey path',
   misconfigured: 'The producer is misconfigured',
   invalid_signature: 'The webhook signature does not verify',
-  stale_timestamp: 'The webhook timestamp is outside the tolerance',
   invalid_delivery: 'The webhook delivery lacks what identifies it',
   invalid_idempotency_key: 'Invalid Idempotency-Key',
   invalid_delay: 'Invalid Emq-Delay',

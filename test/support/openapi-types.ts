@@ -79,7 +79,6 @@ export type ProblemCode =
   | 'upstream_auth'
   | 'misconfigured'
   | 'invalid_signature'
-  | 'stale_timestamp'
   | 'invalid_delivery'
   | 'invalid_idempotency_key'
   | 'invalid_delay'
