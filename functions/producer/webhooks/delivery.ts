@@ -18,8 +18,9 @@ export interface Refused {
   reason: string;
 }
 
-// a key no source holds: its HMACs make up the count a refusal did not spend
-const DECOY = crypto.getRandomValues(new Uint8Array(32));
+// a key no source holds: its HMACs make up the count a refusal did not spend (drawn at first
+// use: a Worker may not draw random values in its global scope)
+let decoy: Uint8Array | undefined;
 
 const floors = new WeakMap<ReadonlyMap<string, Source>, number>();
 /** The HMACs the costliest wrong signature costs: the most secrets any source has (at least one). */
@@ -51,6 +52,6 @@ export async function delivered(
     if (got.code === 'invalid_delivery') return { status: got.status, code: got.code, detail: got.detail, reason: got.code };
     reason = `${got.code}: ${got.detail}`;
   }
-  for (let i = spent.macs, floor = floorOf(sources); i < floor; i++) await mac(DECOY, body);
+  for (let i = spent.macs, floor = floorOf(sources); i < floor; i++) await mac((decoy ??= crypto.getRandomValues(new Uint8Array(32))), body);
   return { status: 401, code: 'invalid_signature', detail: NOT_SIGNED, reason };
 }
