@@ -56,10 +56,15 @@ export class InvalidFlowError extends RefusalError {
 
 /**
  * The call cannot travel within the transport's bounds: one request's body, or the requests
- * one call may take (shared/connections/rest-encode.ts). Refused before anything was sent.
+ * one call may take (shared/connections/rest-encode.ts), refused before anything was sent; or
+ * the REST endpoint's own 413, which wrote nothing either.
  */
 export class TooLargeError extends RefusalError {
-  constructor(message: string) {
+  /** `byEndpoint`: the REST endpoint refused it (413), and the message holds its URL and words. */
+  constructor(
+    message: string,
+    readonly byEndpoint = false,
+  ) {
     super('too_large', message);
   }
 }

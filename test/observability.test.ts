@@ -178,7 +178,9 @@ describe('emq gateway: /metrics, request logs, request ids', () => {
     const payload = `{"secret":"${MARK}"}`;
     await enqueue(rest, q, mintId(), 'warm-up'); // a flush before must not make this one a NOSCRIPT round trip
     expect(await enqueue(rest.withRequest({ headers: { 'X-Request-Id': requestId, traceparent: trace } }), q, id, payload)).toBe('enqueued');
-    const line = await until('the log line', () => linesOf(gateway.stdout()).find((l) => l.id === requestId));
+    // the caller's id is logged beside the gateway's own
+    const line = await until('the log line', () => linesOf(gateway.stdout()).find((l) => l.callerRequestId === requestId));
+    expect(line.id).toMatch(/^[0-9a-f]{32}$/);
     expect(line).toMatchObject({
       level: 'info',
       app: 'gateway',
@@ -197,14 +199,16 @@ describe('emq gateway: /metrics, request logs, request ids', () => {
     for (const secret of [gateway.admin, gateway.producer, METRICS, MARK]) expect(all).not.toContain(secret);
   });
 
-  it('X-Request-Id: kept when sane and echoed; minted when absent, too long or not printable ASCII; traceparent only when valid', async () => {
+  it('X-Request-Id: always minted and echoed; a sane caller id logged as callerRequestId, a bad one dropped; traceparent only when valid', async () => {
     const auth = { Authorization: `Bearer ${gateway.admin}` };
     const sent = async (headers: Record<string, string>) => {
       const res = await fetch(`${gateway.url}/`, { method: 'POST', headers: { ...auth, ...headers }, body: '["PING"]' });
       expect(res.status).toBe(200);
       return res.headers.get('X-Request-Id')!;
     };
-    expect(await sent({ 'X-Request-Id': 'abc-123' })).toBe('abc-123');
+    const given = await sent({ 'X-Request-Id': 'abc-123' });
+    expect(given).toMatch(/^[0-9a-f]{32}$/);
+    expect(await until('the caller id line', () => linesOf(gateway.stdout()).find((l) => l.id === given))).toMatchObject({ callerRequestId: 'abc-123' });
     for (const bad of ['x'.repeat(129), 'two words', 'caf\u00e9']) {
       const headers = new Headers();
       try {
@@ -212,7 +216,9 @@ describe('emq gateway: /metrics, request logs, request ids', () => {
       } catch {
         continue; // fetch refuses a header it cannot send
       }
-      expect(await sent(Object.fromEntries(headers))).toMatch(/^[0-9a-f]{32}$/);
+      const id = await sent(Object.fromEntries(headers));
+      expect(id).toMatch(/^[0-9a-f]{32}$/);
+      expect((await until('the bad id line', () => linesOf(gateway.stdout()).find((l) => l.id === id))).callerRequestId).toBeUndefined();
     }
     const minted = await sent({ traceparent: '00-00000000000000000000000000000000-0000000000000000-01' });
     expect(minted).toMatch(/^[0-9a-f]{32}$/);
@@ -316,7 +322,7 @@ describe('emq producer: /metrics and logs over glide, a NOSCRIPT fallback, the f
     expect(seriesValue(after, 'emq_valkey_up', { connection: 'glide' })).toBe(1);
 
     const lines = linesOf(producer.stdout());
-    expect(lines.find((l) => l.id === 'refused-1')).toMatchObject({
+    expect(lines.find((l) => l.callerRequestId === 'refused-1')).toMatchObject({
       app: 'producer',
       route: '/v1/queues/:queue/jobs',
       status: 409,
@@ -325,7 +331,14 @@ describe('emq producer: /metrics and logs over glide, a NOSCRIPT fallback, the f
       code: 'conflict',
     });
     // debug: what the core did for the request
-    expect(lines.find((l) => l.id === 'batch-1')).toMatchObject({ status: 200, verdict: 'enqueued', calls: 3, noscript: 1, pipelines: 2, pipelineCommands: 6 });
+    expect(lines.find((l) => l.callerRequestId === 'batch-1')).toMatchObject({
+      status: 200,
+      verdict: 'enqueued',
+      calls: 3,
+      noscript: 1,
+      pipelines: 2,
+      pipelineCommands: 6,
+    });
     expect(producer.stdout() + producer.stderr()).not.toContain(MARK);
     expect(producer.stdout() + producer.stderr()).not.toContain(CALLER);
   });
@@ -367,7 +380,7 @@ describe('emq producer: /metrics and logs over glide, a NOSCRIPT fallback, the f
 });
 
 describe('one request id across hops on Node: emq producer over REST → emq gateway', () => {
-  it("the producer's log line, the gateway's and the response carry the same id and trace; REST retries are counted", async () => {
+  it("the response and the producer's line carry its minted id, each gateway line carries it as callerRequestId, all the same trace; REST retries are counted", async () => {
     const valkey = await startServer();
     const gateway = await startGatewayProcess(valkey.url);
     const env = { EMQ_TOKENS: JSON.stringify([{ token: CALLER, queues: ['*'], rawPrefixes: true }]), EMQ_METRICS_TOKEN: METRICS };
@@ -382,11 +395,14 @@ describe('one request id across hops on Node: emq producer over REST → emq gat
         body: MARK,
       });
       expect(res.status).toBe(201);
-      expect(res.headers.get('X-Request-Id')).toBe('hop-1');
-      const mine = await until('producer line', () => linesOf(producer.stdout()).find((l) => l.id === 'hop-1'));
+      const id = res.headers.get('X-Request-Id');
+      expect(id).toMatch(/^[0-9a-f]{32}$/);
+      const mine = await until('producer line', () => linesOf(producer.stdout()).find((l) => l.id === id));
+      expect(mine.callerRequestId).toBe('hop-1');
       // a fresh server: the EVALSHA is answered NOSCRIPT, then the EVAL lands; both hops carry the id
       const theirs = await until('gateway lines', () => {
-        const lines = linesOf(gateway.stdout()).filter((l) => l.id === 'hop-1');
+        // the gateway's lines carry the producer's id as the caller's, each under its own id
+        const lines = linesOf(gateway.stdout()).filter((l) => l.callerRequestId === id);
         return lines.length === 2 ? lines : undefined;
       });
       expect(theirs[0]).toMatchObject({ app: 'gateway', route: '/*', status: 400, queue: q, verdict: 'error', code: 'NOSCRIPT' });
@@ -421,6 +437,9 @@ describe('transient retries, counted by reply', () => {
       // the gateway's admin connection made first (glide cannot connect to a stale replica)
       const ping = await fetch(`${gateway.url}/`, { method: 'POST', headers: { Authorization: `Bearer ${gateway.admin}` }, body: '["PING"]' });
       expect(ping.status).toBe(200);
+      // and the connection admin scripts run on (functions/gateway/alone.ts), kept for the next
+      const warm = await fetch(`${gateway.url}/`, { method: 'POST', headers: { Authorization: `Bearer ${gateway.admin}` }, body: '["EVAL","return 1","0"]' });
+      expect(warm.status).toBe(200);
       await admin.call('CONFIG', 'SET', 'replica-serve-stale-data', 'no');
       await admin.call('REPLICAOF', '127.0.0.1', '9'); // nothing listens there
       const before = await scrape(producer.url);
@@ -433,13 +452,13 @@ describe('transient retries, counted by reply', () => {
       const after = await scrape(producer.url);
       expect(delta(before, after, 'emq_transient_retries_total', { reply: 'MASTERDOWN' })).toBe(14);
       expect(delta(before, after, 'emq_script_calls_total', { script: 'enqueue', verdict: 'error', code: 'MASTERDOWN' })).toBe(1);
-      const line = await until('the line', () => linesOf(producer.stdout()).find((l) => l.id === 'stale-1'));
+      const line = await until('the line', () => linesOf(producer.stdout()).find((l) => l.callerRequestId === 'stale-1'));
       expect(line).toMatchObject({ status: 502, verdict: 'error', code: 'internal', transient: 14, noscript: 1, calls: 1 });
       expect(delta(before, after, 'emq_script_noscript_total', { script: 'enqueue' })).toBe(1);
       // the gateway relayed every try under the same request id: the EVALSHA (NOSCRIPT: the
       // script lookup comes before the stale check), its EVAL, and the 14 retries
       const relayed = await until('the gateway lines', () => {
-        const lines = linesOf(gateway.stdout()).filter((l) => l.id === 'stale-1');
+        const lines = linesOf(gateway.stdout()).filter((l) => l.callerRequestId === line.id);
         return lines.length === 16 ? lines : undefined;
       });
       expect(relayed.map((l) => l.code)).toEqual(['NOSCRIPT', ...Array(15).fill('MASTERDOWN')]);

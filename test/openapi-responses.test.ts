@@ -101,6 +101,16 @@ describe('real answers match the OpenAPI document', () => {
       }),
     );
 
+  /** A POST whose body stream fails part way, as a client that went away: 499 client_closed. */
+  const aborted = (path: string, headers: Record<string, string> = { Authorization: `Bearer ${TOKEN}` }) => {
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        c.error(new Error('the client went away'));
+      },
+    });
+    return exchange(app, new Request(`http://producer${path}`, { method: 'POST', headers, body, duplex: 'half' } as RequestInit));
+  };
+
   /** Sends under a failing Valkey path (from the `after`-th call on). */
   const failing = async <T>(error: () => Error, go: () => Promise<T>, after = 0): Promise<T> => {
     fault = { error, after };
@@ -163,6 +173,7 @@ describe('real answers match the OpenAPI document', () => {
       ['conflict', jobs({}, JAM_Q)],
     ];
     for (const [code, answer] of refusals) expect((await answer).body.code).toBe(code);
+    expect((await aborted(`/v1/queues/${q}/jobs`)).status).toBe(499);
     expect(
       (
         await failing(
@@ -189,6 +200,7 @@ describe('real answers match the OpenAPI document', () => {
     expect((await batch(one, { token: NARROW })).body.code).toBe('forbidden_queue');
     expect((await batch(one, {}, 'emq')).body.code).toBe('invalid_queue');
     expect((await batch(`[${'{"payload":"x"},'.repeat(300)}{"payload":"x"}]`)).body.code).toBe('payload_too_large');
+    expect((await aborted(`/v1/queues/${q}/batch`)).body.code).toBe('client_closed');
     expect(
       (
         await failing(
@@ -242,6 +254,7 @@ describe('real answers match the OpenAPI document', () => {
     expect((await flows(simple, {}, 'emq')).body.code).toBe('invalid_queue');
     expect((await flows(simple, {}, JAM_Q)).body.code).toBe('conflict');
     expect((await flows({ parent: { payload: 'p' }, children: Array.from({ length: 300 }, () => ({ payload: 'x' })) })).body.code).toBe('payload_too_large');
+    expect((await aborted('/v1/queues/oa-flows-aborted/flows')).body.code).toBe('client_closed');
     expect(
       (
         await failing(
@@ -282,10 +295,11 @@ describe('real answers match the OpenAPI document', () => {
     expect((await hook(body, { 'X-Sig': sign('another body') })).body.code).toBe('invalid_signature');
     expect((await hook(body, {}, 'nowhere')).body.code).toBe('invalid_signature');
     const stale = { 'webhook-id': 'msg_1', 'webhook-timestamp': '1000000000', 'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}` };
-    expect((await hook(body, stale, 'std')).body.code).toBe('stale_timestamp');
+    expect((await hook(body, stale, 'std')).body.code).toBe('invalid_signature'); // answered as any signature refusal
     const unnamed = await send('POST', '/v1/webhooks/hook', { token: null, body, headers: { 'X-Sig': sign(body) } });
     expect(unnamed.body.code).toBe('invalid_delivery');
     expect((await hook('x'.repeat(65))).body.code).toBe('payload_too_large');
+    expect((await aborted('/v1/webhooks/hook', {})).body.code).toBe('client_closed');
     expect((await hook(body, {}, 'jam')).body.code).toBe('conflict');
     await pathFailures((target) => hook(`{"n":"${mintId()}"}`, {}, 'hook', target));
   });

@@ -9,8 +9,8 @@
 // this is every job's hop (measured with npm run bench: the same steps under Hono on
 // @hono/node-server took ~1.5x the CPU per request). Routes are matched on the path as Hono
 // would see it (dot segments resolved, percent-decoded), commands read from the path as sent.
-// Each request has its record (functions/http/request-record.ts): its id kept or minted and
-// echoed in X-Request-Id, and its summary (route pattern as Hono named it) to the sinks.
+// Each request has its record (functions/http/request-record.ts): its id minted and echoed in
+// X-Request-Id (the producer's X-Request-Id logged beside it, to join the two hops' lines), and its summary (route pattern as Hono named it) to the sinks.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getPath, getQueryParam } from 'hono/utils/url';
 import type { Arg, Outcome } from '../../shared/connection.js';
@@ -22,7 +22,7 @@ import { ARG_ENCODING, DECODED, decodeCommands, wantsBase64 } from './base64-arg
 import { type Caps, overCaps } from './count.js';
 import { Unavailable, type Backend } from './backend.js';
 import type { Observer } from '../../shared/observe.js';
-import { TooLarge } from '../http/body.js';
+import { ClientClosed, TooLarge } from '../http/body.js';
 import { readIncoming } from '../http/incoming.js';
 import { VALID_HOST, VALID_TARGET, authorizationOf } from '../http/node-request.js';
 import { type MetricsEndpoint, pathOf } from '../http/metrics.js';
@@ -79,7 +79,7 @@ export type GatewayListener = (req: IncomingMessage, res: ServerResponse) => voi
 
 /** An answer: a status, a JSON body (and its text, when made already), and headers beyond Content-Type. */
 interface Answer {
-  status: 200 | 400 | 401 | 403 | 404 | 405 | 413 | 503;
+  status: 200 | 400 | 401 | 403 | 404 | 405 | 413 | 499 | 503;
   body: unknown;
   text?: string | undefined;
   headers?: Record<string, string>;
@@ -172,6 +172,8 @@ export function createGateway({
     if (err instanceof Unavailable) return unavailable(err.message);
     if (err instanceof WireMismatchError) return mismatched(err);
     if (err instanceof BadCommand) return answer({ error: `ERR ${err.message}` }, 400);
+    // the client's outcome (nginx's 499): no stack, not a 5xx; the answer reaches no one
+    if (err instanceof ClientClosed) return answer({ error: `ERR ${err.message}` }, 499);
     if (err instanceof SyntaxError) return answer({ error: 'ERR the body is not valid JSON' }, 400);
     // the rest of a body read in part is left unread: the connection cannot carry another request
     if (err instanceof TooLarge)
@@ -378,7 +380,10 @@ export function createGateway({
     if (typeof scope !== 'string') return respond(req, res, path, record, scope);
     route(req, scope, path, raw, record).then(
       (a) => respond(req, res, path, record, a),
-      (err: unknown) => respond(req, res, path, record, failure(err, req, path, capOf(scope))),
+      (err: unknown) => {
+        if (record && err instanceof ClientClosed) record.code = 'client_closed'; // the log line's code
+        respond(req, res, path, record, failure(err, req, path, capOf(scope)));
+      },
     );
   };
 }

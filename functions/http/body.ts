@@ -13,6 +13,21 @@ export class TooLarge extends Error {
   }
 }
 
+/**
+ * The client closed the connection, or its body stream failed, before the body ended: the
+ * client's outcome, not the server's (answered 499 client_closed, never a 5xx or a stack).
+ */
+export class ClientClosed extends Error {
+  constructor() {
+    super('the client closed the connection before the body ended');
+  }
+}
+
+/** The body's bytes, a failed read of them (any: only the client's stream is read) as ClientClosed. */
+const closed = (): never => {
+  throw new ClientClosed();
+};
+
 /** A declared Content-Length (without Transfer-Encoding) over `max`. */
 export const declaredOver = (length: string | undefined, encoding: string | undefined, max: number) =>
   length !== undefined && encoding === undefined && Number(length) > max;
@@ -23,7 +38,7 @@ export async function readRequest(request: Request, max: number, note: (bytes: n
   const encoding = request.headers.get('transfer-encoding') ?? undefined;
   if (declaredOver(declared, encoding, max)) throw new TooLarge();
   if (declared !== undefined && encoding === undefined) {
-    const bytes = new Uint8Array(await request.arrayBuffer());
+    const bytes = new Uint8Array(await request.arrayBuffer().catch(closed));
     note(bytes.length);
     return bytes;
   }
@@ -33,7 +48,7 @@ export async function readRequest(request: Request, max: number, note: (bytes: n
   let size = 0;
   const reader = body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch(closed);
     if (done) break;
     size += value.length;
     if (size > max) {

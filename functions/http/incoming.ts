@@ -2,7 +2,7 @@
 // rules: a declared Content-Length over the cap is refused before a byte is read, a chunked
 // body the moment it passes the cap, and the rest is never read.
 import type { IncomingMessage } from 'node:http';
-import { TooLarge, declaredOver } from './body.js';
+import { ClientClosed, TooLarge, declaredOver } from './body.js';
 
 /**
  * The body of a node:http request: its bytes (the chunks as they came, not copied when one).
@@ -33,13 +33,14 @@ export function readIncoming(req: IncomingMessage, max: number, read?: { bytes: 
       if (read) read.bytes += size;
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
-    const onError = (err: Error) => {
+    // an error on the request stream (ECONNRESET, an aborted body) is the client's too
+    const onError = () => {
       stop();
-      reject(err);
+      reject(new ClientClosed());
     };
     const onClose = () => {
       stop();
-      reject(new Error('the client closed the connection before the body ended'));
+      reject(new ClientClosed());
     };
     req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });

@@ -1,9 +1,9 @@
 // Each request's record (request-record.ts) in front of a Hono app, for its log line, the
-// metrics and the Worker's data points: its id (X-Request-Id when sane, else minted; echoed),
-// its W3C traceparent when valid, its route pattern, and what the core did for it
+// metrics and the Worker's data points: its id (minted, echoed; a sane X-Request-Id logged
+// beside it), its W3C traceparent as version 00, its route pattern, and what the core did for it
 // (shared/observe.ts). `observeRequests()` makes the record and hands the finished summary to
 // sinks; `forRequest()` gives a request's calls the record as observer and its id and
-// traceparent as headers (over REST, the gateway logs the same id). Runtime-agnostic: the
+// traceparent as headers (over REST, the gateway logs that id as its callerRequestId). Runtime-agnostic: the
 // Worker and the producer's Node server use it (the gateway, a node:http listener, uses
 // request-record.ts directly).
 import type { Context, MiddlewareHandler } from 'hono';
@@ -35,6 +35,12 @@ export function noteBytes(c: Context, bytes: number): void {
   if (record) record.bytes += bytes;
 }
 
+/** Notes what a refusal stands for, when its answer says less (a webhook's): the log line's `reason`. */
+export function noteReason(c: Context, reason: string): void {
+  const record = records.get(c);
+  if (record) record.reason = reason;
+}
+
 /** Notes the answer's error code (the producer's problem code; a gateway's error reply code). */
 export function noteCode(c: Context, code: string): void {
   const record = records.get(c);
@@ -59,8 +65,8 @@ export interface ObserveOptions {
 }
 
 /**
- * Middleware, first in the app: gives the request its id (X-Request-Id when sane, else
- * minted) and echoes it, keeps a valid traceparent, and once answered hands its summary to
+ * Middleware, first in the app: gives the request a minted id (a sane X-Request-Id is kept
+ * as the caller's) and echoes it, keeps a traceparent as version 00, and once answered hands its summary to
  * each sink. Bounded work before any authentication: one header test, one id.
  */
 export function observeRequests({ observer, sinks }: ObserveOptions): MiddlewareHandler {

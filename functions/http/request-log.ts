@@ -1,7 +1,7 @@
 // One JSON line per request, on both Node servers and in the Worker (EMQ_LOG: info, the
 // default; debug adds what the core did; off). Fields are fixed and none carries a payload,
-// a token or a header's value other than the request id and the trace id:
-//   {"time":"…Z","level":"info","app":"producer","msg":"request","id":"…","trace":"…",
+// a token or a header's value other than the request ids and the trace id:
+//   {"time":"…Z","level":"info","app":"producer","msg":"request","id":"…","callerRequestId":"…","trace":"…",
 //    "method":"POST","route":"/v1/queues/:queue/jobs","status":201,"ms":1.93,
 //    "queue":"emails","verdict":"enqueued","code":"…","bytes":14}
 // Runtime-agnostic: the caller says where a line goes (Node: stdout; Worker: console.log).
@@ -70,7 +70,7 @@ const member = (name: string, value: unknown): string => (value === undefined ? 
 export function requestLine(app: string, level: LogLevel, s: RequestSummary): string | undefined {
   if (level === 'off') return undefined;
   let line = `{"time":${json(isoOf(s.time))},"level":"info","app":${json(app)},"msg":"request"`;
-  line += member('id', s.id) + member('trace', s.traceId) + member('method', s.method) + member('route', s.route);
+  line += member('id', s.id) + member('callerRequestId', s.callerId) + member('trace', s.traceId) + member('method', s.method) + member('route', s.route);
   line += member('status', s.status);
   if (typeof s.ms === 'number') line += `,"ms":${millis(s.ms)}`;
   else line += member('ms', s.ms);
@@ -78,7 +78,7 @@ export function requestLine(app: string, level: LogLevel, s: RequestSummary): st
   const labels = Object.keys(s.verdicts);
   if (labels.length === 1) line += member('verdict', labels[0]);
   else if (labels.length > 1) line += member('verdicts', s.verdicts);
-  line += member('code', s.code) + member('bytes', s.bytes);
+  line += member('code', s.code) + member('reason', s.reason) + member('bytes', s.bytes);
   if (level === 'debug') {
     line += member(
       'calls',

@@ -1,20 +1,23 @@
-// A request's record, with no web framework in it: its id (X-Request-Id when sane, else
-// minted), its W3C traceparent when valid, what the core did for it (shared/observe.ts), and
-// its summary once answered, for the sinks (log line, metrics, the Worker's data points).
-// request-context.ts puts it in front of a Hono app; the gateway's node:http listener
-// (functions/gateway/app.ts) uses it directly. Runtime-agnostic.
+// A request's record, with no web framework in it: its id (always minted here; a caller's
+// sane X-Request-Id is kept beside it as `callerId`, logged, never used as the id), its W3C
+// traceparent re-encoded as version 00 when it parses, what the core did for it
+// (shared/observe.ts), and its summary once answered, for the sinks (log line, metrics, the
+// Worker's data points). request-context.ts puts it in front of a Hono app; the gateway's
+// node:http listener (functions/gateway/app.ts) uses it directly. Runtime-agnostic.
 import type { Outcome } from '../../shared/connection.js';
 import { type Observer, queueOfKey, verdictOf } from '../../shared/observe.js';
 import type { Script } from '../../shared/scripts.js';
 
-/** A caller's X-Request-Id is kept when it is 1 to 128 printable ASCII characters, no space. */
+/** A caller's X-Request-Id is logged when it is 1 to 128 printable ASCII characters, no space. */
 const SANE_ID = /^[\x21-\x7e]{1,128}$/;
-// version 00 exactly; a later version may append fields after the first four (W3C Trace Context §3.2.4)
 /** A queue name as logged: printable ASCII, bounded. */
 const QUEUE_SHAPE = /^[\x21-\x7e]{1,200}$/;
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[\x21-\x7e]*)?$/;
+// the first 55 characters of any version's traceparent (W3C Trace Context §3.2.4: a later
+// version keeps version 00's four fields first, and may append more after a '-')
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})/;
+const ZEROS = /^0+$/;
 
-/** The caller's request id when sane, else undefined (then one is minted). */
+/** The caller's request id when sane (logged as callerRequestId), else undefined. */
 export function saneRequestId(header: string | undefined): string | undefined {
   return header !== undefined && SANE_ID.test(header) ? header : undefined;
 }
@@ -38,22 +41,30 @@ export function mintRequestId(): string {
   return pool.slice(at - 32, at);
 }
 
-/** A valid traceparent header and its trace id, else undefined (then nothing is passed on). */
+/**
+ * A traceparent as version 00 (the one understood here) and its trace id, else undefined
+ * (then nothing is passed on). Version 00 is exactly 55 characters; a later version (not ff)
+ * is read from its first 55, which must end it or be followed by '-', and re-encoded as 00,
+ * so what is passed on is always 55 characters.
+ */
 export function traceparentOf(header: string | undefined): { header: string; traceId: string } | undefined {
-  if (header === undefined || header.length > 512) return undefined;
+  if (header === undefined || header.length < 55) return undefined;
   const m = TRACEPARENT.exec(header);
   if (!m) return undefined;
-  const [, version, traceId, parentId, , rest] = m;
-  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
-  if (/^0+$/.test(traceId!) || /^0+$/.test(parentId!)) return undefined;
-  return { header, traceId: traceId! };
+  const [, version, traceId, parentId, flags] = m;
+  if (version === 'ff' || (version === '00' ? header.length !== 55 : header.length > 55 && header.charCodeAt(55) !== 45)) return undefined;
+  if (ZEROS.test(traceId!) || ZEROS.test(parentId!)) return undefined;
+  return { header: version === '00' ? header : `00-${traceId}-${parentId}-${flags}`, traceId: traceId! };
 }
 
 /** What a request did, once answered: what the sinks get. Never a payload, a token or a header's value beyond the id and trace. */
 export interface RequestSummary {
   /** Unix ms when the request arrived. */
   time: number;
+  /** The id minted for the request: echoed as X-Request-Id and sent on to the gateway. */
   id: string;
+  /** The caller's X-Request-Id when sane (at the gateway: the producer's id), else undefined. */
+  callerId: string | undefined;
   traceId: string | undefined;
   method: string;
   /** The route pattern that served it ('unmatched' when none did): never the raw path. */
@@ -68,6 +79,8 @@ export interface RequestSummary {
   calls: ReadonlyArray<{ script: string; verdict: string; code: string; count: number }>;
   /** The answer's error code: the producer's problem code, or the gateway's error reply code. */
   code: string | undefined;
+  /** What a refusal stands for when its answer says less (a webhook's), for the operator. */
+  reason: string | undefined;
   /** Request body bytes read. */
   bytes: number;
   noscript: number;
@@ -86,6 +99,7 @@ export class RequestRecord implements Observer {
   private readonly started = performance.now();
   queue: string | undefined;
   code: string | undefined;
+  reason: string | undefined;
   bytes = 0;
   readonly counts = { noscript: 0, transient: 0, retries: 0, pipelines: 0, pipelineCommands: 0 };
   private readonly calls = new Map<string, { script: string; verdict: string; code: string; count: number }>();
@@ -94,6 +108,7 @@ export class RequestRecord implements Observer {
     readonly id: string,
     readonly trace: { header: string; traceId: string } | undefined,
     private readonly process: Observer | undefined,
+    readonly callerId?: string,
   ) {}
 
   /** The headers its calls carry over REST. */
@@ -155,6 +170,7 @@ export class RequestRecord implements Observer {
       pipelineCommands,
       time: this.time,
       id: this.id,
+      callerId: this.callerId,
       traceId: this.trace?.traceId,
       method,
       route,
@@ -164,14 +180,18 @@ export class RequestRecord implements Observer {
       verdicts,
       calls,
       code: this.code,
+      reason: this.reason,
       bytes: this.bytes,
     };
   }
 }
 
-/** A new request's record: the caller's id when sane (else a minted one), its valid traceparent. */
-export function startRequest(id: string | undefined, traceparent: string | undefined, observer: Observer | undefined): RequestRecord {
-  return new RequestRecord(saneRequestId(id) ?? mintRequestId(), traceparentOf(traceparent), observer);
+/**
+ * A new request's record: a minted id whatever the caller sent (a caller must not choose the
+ * id another request's lines carry), the caller's id when sane, its traceparent as version 00.
+ */
+export function startRequest(callerId: string | undefined, traceparent: string | undefined, observer: Observer | undefined): RequestRecord {
+  return new RequestRecord(mintRequestId(), traceparentOf(traceparent), observer, saneRequestId(callerId));
 }
 
 /** Hands `summary` to each sink; a sink that throws is ignored (a sink never fails a request). */

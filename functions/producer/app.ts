@@ -10,20 +10,11 @@
 // With regions (worker.ts), a queue's routes answer Emq-Region: the region whose Valkey takes its jobs.
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import {
-  AuthError,
   BatchError,
-  ConnectionError,
-  EmqError,
-  InvalidIdError,
-  InvalidPayloadError,
-  InvalidQueueError,
-  KindError,
   ConflictError,
   FLOW_MAX_CHILDREN,
-  InvalidFlowError,
   addFlow,
   type FlowResult,
-  type PartlyLanded,
   enqueueOnce,
   enqueueGrouped,
   enqueueGroupedMany,
@@ -31,8 +22,6 @@ import {
   schedule,
   scheduleMany,
   scheduleOnce,
-  WrongTypeError,
-  TooLargeError,
   createMinter,
   drawNode,
   enqueue,
@@ -42,24 +31,23 @@ import {
   validateId,
   type Minter,
   validateQueue,
-  WireMismatchError,
   type Connection,
   type Payload,
 } from '../../shared/index.js';
-import { publicFound } from '../../shared/fence.js';
 import type { RequestScope } from '../../shared/connection.js';
 import { scoped } from '../../shared/observe.js';
 import { TooLarge, declaredOver, readBody, readRequest } from '../http/body.js';
-import { forRequest, noteBytes } from '../http/request-context.js';
+import { forRequest, noteBytes, noteReason, requestOf } from '../http/request-context.js';
 import { parseBatch } from './batch.js';
 import { parseFlow } from './flow-body.js';
 import { openApi } from './openapi.js';
 import { isScheduled, placementOf, type Placement } from './placement.js';
 import type { Config } from './config.js';
 import { Problem, problemResponse } from './problem.js';
+import { flowProblem, problemOf, reportedProblem } from './error-problems.js';
 import { dedupeOf } from './webhooks/dedupe.js';
 import { envelope } from './webhooks/envelope.js';
-import { verify } from './webhooks/verify.js';
+import { delivered } from './webhooks/delivery.js';
 import type { Caller } from './tokens.js';
 
 export interface ProducerOptions {
@@ -82,55 +70,6 @@ export interface ProducerOptions {
 }
 
 type Env = { Variables: { caller: Caller } };
-
-/** A typed error from the enqueue package, as the problem a caller sees. */
-function problemOf(err: unknown): Problem {
-  if (err instanceof Problem) return err;
-  if (err instanceof InvalidQueueError) return new Problem(400, 'invalid_queue', err.message);
-  if (err instanceof InvalidIdError) return new Problem(400, 'invalid_id', err.message);
-  // the wire's kind refusal, whether host-side or the script's own gate
-  if (err instanceof KindError) return new Problem(400, 'invalid_id', `EMQKIND: ${err.message}`);
-  if (err instanceof InvalidPayloadError) return new Problem(400, 'invalid_payload', err.message);
-  // the request cannot travel within the transport's bounds: nothing was sent
-  if (err instanceof TooLargeError) return new Problem(413, 'payload_too_large', err.message);
-  if (err instanceof WrongTypeError) return new Problem(409, 'conflict', err.message);
-  if (err instanceof WireMismatchError) {
-    return new Problem(503, 'wire_mismatch', err.message, { expected: err.expected, found: err.found });
-  }
-  if (err instanceof ConnectionError) {
-    return new Problem(503, 'unavailable', 'the Valkey path did not answer; retry the same request (the job id makes it safe)');
-  }
-  if (err instanceof AuthError) return new Problem(502, 'upstream_auth', "the gateway refused this producer's token: check EMQ_REST_TOKEN");
-  if (err instanceof BatchError) return problemOf(err.cause);
-  if (err instanceof EmqError) return new Problem(502, 'internal', `Valkey answered an error (${err.code})`);
-  return new Problem(500, 'internal', 'an unexpected error; nothing about it is shown here');
-}
-
-/** An error a route threw, as the problem its caller sees; told to the operator when it is theirs to see. */
-export function reportedProblem(err: unknown, method: string, path: string): Problem {
-  const p = problemOf(err);
-  // operators see misconfiguration (its detail names variables, never their values) and
-  // the unexpected; expected refusals and unavailability are the caller's to see
-  if (p.code === 'misconfigured') console.error(`producer: misconfigured: ${p.detail}`);
-  else if (p.code === 'internal') console.error(`producer: ${method} ${path}: ${(err as Error).stack ?? String(err)}`);
-  return p;
-}
-
-/**
- * A flow's refusals as problems: a child id that names another job is 409 job_exists with its
- * index; an error after the parent was held carries the ids to send the same flow again with.
- */
-function flowProblem(err: unknown): Problem {
-  const index = err instanceof Error ? /^child (\d+): /.exec(err.message)?.[1] : undefined;
-  const at = index === undefined ? {} : { index: Number(index) };
-  if (err instanceof ConflictError) return new Problem(409, 'job_exists', `${err.message}`, at);
-  if (err instanceof InvalidFlowError) return new Problem(400, 'invalid_flow', err.message, at);
-  const p = problemOf(err);
-  const partly = (err as Partial<PartlyLanded>).flow;
-  if (!partly) return index === undefined ? p : new Problem(p.status, p.code, p.detail, { ...p.extra, ...at });
-  const detail = `${p.detail}; the parent is held and some children may have landed: send the same flow again with these ids to complete it`;
-  return new Problem(p.status, p.code, detail, { ...p.extra, flow: { parent: { id: partly.parent.id }, children: partly.children } });
-}
 
 /** POST …/jobs's checks, made before its body is read: the job's id, Idempotency-Key and placement, and the payload's cap. */
 export interface JobPlan {
@@ -194,7 +133,7 @@ export function createProducer({ config, connection, regionOf, minter: given, ca
     return minter();
   };
 
-  app.onError((err, c) => problemResponse(c, reportedProblem(err, c.req.method, c.req.path)));
+  app.onError((err, c) => problemResponse(c, reportedProblem(err, c.req.method, c.req.path, requestOf(c)?.id)));
   app.notFound((c) => problemResponse(c, new Problem(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)));
 
   const settings = (): Config => {
@@ -209,15 +148,9 @@ export function createProducer({ config, connection, regionOf, minter: given, ca
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     // a read of a job that never exists: proves the whole path (REST, gateway, Valkey, scripts)
-    try {
-      await jobState(forRequest(c, connection()), 'emq-readyz', 'JOB00000000000');
-    } catch (err) {
-      // no token needed here: problems with fixed details (problemOf), and a wire mismatch
-      // naming both versions but not an error reply's words (NOPERM names the Valkey user)
-      if (!(err instanceof WireMismatchError)) throw err;
-      const found = publicFound(err.found);
-      throw new Problem(503, 'wire_mismatch', new WireMismatchError(err.expected, found).message, { expected: err.expected, found });
-    }
+    // no token needed here: problems with fixed details (problemOf); a wire mismatch names
+    // both versions but not an error reply's words (NOPERM names the Valkey user)
+    await jobState(forRequest(c, connection()), 'emq-readyz', 'JOB00000000000');
     return c.json({ status: 'ready' });
   });
   // no token: it names no queue; under a mount prefix it says so (its servers entry)
@@ -339,12 +272,15 @@ export function createProducer({ config, connection, regionOf, minter: given, ca
 
   app.post('/v1/webhooks/:source', async (c) => {
     const { sources, maxPayloadBytes, dedupeTtlSeconds, groupOf } = settings();
-    const source = sources.get(c.req.param('source'));
-    // an unknown source answers like a bad signature, before the body is read: names cannot be probed
-    if (!source) throw new Problem(401, 'invalid_signature', 'the delivery is not signed by a configured source');
+    // any name, configured or not, has its body read under the same cap and is refused alike
+    // (webhooks/delivery.ts): names cannot be probed by an answer's text or its timing
     const body = await payloadOf(c, maxPayloadBytes);
-    const delivery = await verify(source, c.req.raw.headers, body);
-    if ('code' in delivery) throw new Problem(delivery.status, delivery.code, delivery.detail);
+    const verified = await delivered(sources, c.req.param('source'), c.req.raw.headers, body);
+    if ('code' in verified) {
+      noteReason(c, verified.reason); // what the refusal stands for: the operator's log line only
+      throw new Problem(verified.status, verified.code, verified.detail);
+    }
+    const { source, delivery } = verified;
     const payload = envelope(source, delivery, c.req.header('Content-Type') ?? '', body);
     // keyed on what is signed: the delivery id where the scheme signs it, else the body
     const { scope, key } = await dedupeOf(source, delivery, body);
@@ -377,7 +313,7 @@ export function createProducer({ config, connection, regionOf, minter: given, ca
       const results = (err as BatchError<string>).results.map((r) =>
         'error' in r ? { id: r.id, code: problemOf(r.error).code } : { id: r.id, verdict: r.verdict },
       );
-      throw new Problem(p.status, p.code, `${p.detail}; results says which items landed`, { ...p.extra, results });
+      throw new Problem(p.status, p.code, `${p.detail}; results says which items landed`, { ...p.extra, results }, p.hidden);
     }
   });
 

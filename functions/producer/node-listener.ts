@@ -12,7 +12,8 @@ import type { Observer } from '../../shared/observe.js';
 import { readIncoming } from '../http/incoming.js';
 import { VALID_HOST, VALID_TARGET, authorizationOf } from '../http/node-request.js';
 import { type RequestRecord, type SummarySink, startRequest, tell } from '../http/request-record.js';
-import { type JobRoute, reportedProblem } from './app.js';
+import type { JobRoute } from './app.js';
+import { reportedProblem } from './error-problems.js';
 import { problemHeaders, problemJson } from './problem.js';
 
 export interface JobListenerOptions {
@@ -105,7 +106,7 @@ export function jobListener({ jobs, fallback, observer, sinks }: JobListenerOpti
           answer(res, record, queue, verdict === 'duplicate' ? 200 : 201, headers, JSON.stringify({ id, queue, verdict }));
         },
         (err: unknown) => {
-          const p = reportedProblem(err, 'POST', target);
+          const p = reportedProblem(err, 'POST', target, record.id);
           record.code = p.code;
           const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
           if (region) headers['emq-region'] = region;

@@ -41,13 +41,15 @@ const STATUS: Record<number, ProblemCode[]> = {
     'invalid_not_before',
     'invalid_group',
   ],
-  401: ['unauthorized', 'invalid_signature', 'stale_timestamp'],
+  401: ['unauthorized', 'invalid_signature'],
   403: ['forbidden_queue'],
   404: ['not_found'],
   405: ['not_allowed'],
   409: ['conflict', 'job_exists'],
   413: ['payload_too_large'],
   422: ['idempotency_conflict'],
+  // nginx's code: the client never reads it; the log line and the metrics count it as the client's
+  499: ['client_closed'],
   500: ['misconfigured', 'internal'],
   502: ['upstream_auth', 'internal'],
   503: ['unavailable', 'wire_mismatch'],
@@ -56,7 +58,7 @@ const STATUS: Record<number, ProblemCode[]> = {
 /** What any request that reaches Valkey may meet, and a /v1/queues request too. */
 const VALKEY: ProblemCode[] = ['misconfigured', 'internal', 'upstream_auth', 'unavailable', 'wire_mismatch'];
 const QUEUE: ProblemCode[] = ['unauthorized', 'forbidden_queue', 'invalid_queue', ...VALKEY];
-const JOBS: ProblemCode[] = [...QUEUE, 'invalid_id', 'invalid_payload', 'payload_too_large', 'conflict'];
+const JOBS: ProblemCode[] = [...QUEUE, 'invalid_id', 'invalid_payload', 'payload_too_large', 'client_closed', 'conflict'];
 
 interface Route {
   summary: string;
@@ -115,7 +117,7 @@ const ROUTES: Record<string, Record<string, Route>> = {
       summary: 'A delivery signed as its source (EMQ_SOURCES) says; no bearer token',
       body: { '*/*': {} },
       ok: { 201: verdicts('Enqueued', 'enqueued', 'scheduled'), 200: verdicts('Enqueued', 'duplicate') },
-      fails: ['invalid_signature', 'stale_timestamp', 'invalid_delivery', 'payload_too_large', 'conflict', ...VALKEY],
+      fails: ['invalid_signature', 'invalid_delivery', 'payload_too_large', 'client_closed', 'conflict', ...VALKEY],
     },
   },
 };

@@ -21,7 +21,6 @@ export type ProblemCode =
   | 'upstream_auth'
   | 'misconfigured'
   | 'invalid_signature'
-  | 'stale_timestamp'
   | 'invalid_delivery'
   | 'invalid_idempotency_key'
   | 'invalid_delay'
@@ -29,6 +28,7 @@ export type ProblemCode =
   | 'invalid_group'
   | 'idempotency_conflict'
   | 'wire_mismatch'
+  | 'client_closed'
   | 'internal';
 
 /** Each code's title; a Record, so the compiler holds its keys to exactly the union above. */
@@ -49,7 +49,6 @@ export const TITLES: Record<ProblemCode, string> = {
   upstream_auth: 'The producer cannot authenticate to its Valkey path',
   misconfigured: 'The producer is misconfigured',
   invalid_signature: 'The webhook signature does not verify',
-  stale_timestamp: 'The webhook timestamp is outside the tolerance',
   invalid_delivery: 'The webhook delivery lacks what identifies it',
   invalid_idempotency_key: 'Invalid Idempotency-Key',
   invalid_delay: 'Invalid Emq-Delay',
@@ -57,6 +56,7 @@ export const TITLES: Record<ProblemCode, string> = {
   invalid_group: 'Invalid Emq-Group',
   idempotency_conflict: 'This Idempotency-Key was used with another payload',
   wire_mismatch: 'Valkey speaks another EchoMQ wire version',
+  client_closed: 'The client closed the connection before its body ended',
   internal: 'Internal error',
 };
 
@@ -69,6 +69,8 @@ export class Problem extends Error {
     readonly code: ProblemCode,
     readonly detail: string,
     readonly extra: Record<string, unknown> = {},
+    /** What a fixed detail stands for (an upstream's words, a URL): the operator's log only, never an answer. */
+    readonly hidden?: string,
   ) {
     super(detail);
   }

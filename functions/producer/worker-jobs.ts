@@ -8,7 +8,8 @@
 // would decode), goes to the app before its body is read, and is answered there as ever.
 import { type RequestRecord, type RequestSummary, startRequest, tell } from '../http/request-record.js';
 import { datasetOf } from './analytics.js';
-import { type JobRoute, reportedProblem } from './app.js';
+import type { JobRoute } from './app.js';
+import { reportedProblem } from './error-problems.js';
 import { type Problem, problemHeaders, problemJson } from './problem.js';
 
 export type WorkerFetch = (request: Request, env?: unknown, ctx?: unknown) => Response | Promise<Response>;
@@ -54,7 +55,7 @@ export function jobFetch(jobs: JobRoute, sinks: readonly JobSink[], fallback: Wo
       .then((payload) => jobs.admit(valkey, plan, caller, payload))
       .then(
         (admitted) => admittedResponse(done, path, admitted),
-        (err: unknown) => problemResponse(done, reportedProblem(err, 'POST', path)),
+        (err: unknown) => problemResponse(done, reportedProblem(err, 'POST', path, record.id)),
       );
   };
 }

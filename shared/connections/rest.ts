@@ -322,8 +322,7 @@ export class RestConnection implements Connection {
       return body;
     }
     if (res.status === 401 || res.status === 403) throw new AuthError(`REST ${this.base} refused the token (${res.status}): ${said}`);
-    // the endpoint's own words name it and its limit: the caller gets a fixed text
-    if (res.status === 413) throw new TooLargeError('the REST endpoint refused the request as too large (413); nothing was written');
+    if (res.status === 413) throw new TooLargeError(`REST ${this.base}: the request is too large (413): ${said}`, true);
     if (RETRYABLE.has(res.status)) throw new ConnectionError(`REST ${this.base} answered ${res.status}: ${said}`);
     throw new ServerError(`REST ${this.base} answered ${res.status}: ${said}`);
   }

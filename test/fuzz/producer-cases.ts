@@ -981,11 +981,10 @@ function planHook(c: HookCase): Plan {
   const base = { label, req, service: 'producer' as const };
   const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
   if (!intact(path) || seg === '') return { ...base, valkey: undefined, writes: () => false };
-  // an unknown source answers like a bad signature, before the body is read
-  if (!known) return refuse(401, 'invalid_signature');
+  // any name's body is read under the cap; an unknown source, a bad signature and a stale
+  // timestamp are one answer (finding 5, second review)
   if (body.length > MAX_PAYLOAD) return refuse(413, 'payload_too_large');
-  if (!signed) return refuse(401, 'invalid_signature');
-  if (stale) return refuse(401, 'stale_timestamp');
+  if (!known || !signed || stale) return refuse(401, 'invalid_signature');
   if (invalidDelivery || id === undefined) return refuse(400, 'invalid_delivery');
   if (known.queue === WT) return refuse(409, 'conflict', true);
   // the duplicate key is what the signature covers: the delivery id where it is signed

@@ -32,7 +32,11 @@ export async function startListeners(valkeyUrl: string, env: (prefix: 'EMQ_GATEW
   const [plain, https, producer] = await Promise.all([
     startGatewayProcess(valkeyUrl, env('EMQ_GATEWAY')),
     startGatewayProcess(valkeyUrl, { ...env('EMQ_GATEWAY'), EMQ_GATEWAY_TLS_CERT: cert, EMQ_GATEWAY_TLS_KEY: key }),
-    startProducerProcess({ VALKEY_URL: valkeyUrl, EMQ_TOKENS: JSON.stringify([{ token: PRODUCER_TOKEN, queues: ['*'], rawPrefixes: true }]), ...env('EMQ_PRODUCER') }),
+    startProducerProcess({
+      VALKEY_URL: valkeyUrl,
+      EMQ_TOKENS: JSON.stringify([{ token: PRODUCER_TOKEN, queues: ['*'], rawPrefixes: true }]),
+      ...env('EMQ_PRODUCER'),
+    }),
   ]);
   rmSync(dir, { recursive: true, force: true }); // read at start
   const gwPost = (token: string) => ({

@@ -79,7 +79,6 @@ export type ProblemCode =
   | 'upstream_auth'
   | 'misconfigured'
   | 'invalid_signature'
-  | 'stale_timestamp'
   | 'invalid_delivery'
   | 'invalid_idempotency_key'
   | 'invalid_delay'
@@ -87,6 +86,7 @@ export type ProblemCode =
   | 'invalid_group'
   | 'idempotency_conflict'
   | 'wire_mismatch'
+  | 'client_closed'
   | 'internal';
 
 export interface Problem {

@@ -46,7 +46,7 @@ async function logged(run: () => Promise<void>): Promise<Array<Record<string, un
   }
 }
 
-/** The gateway's log lines with this request id (waiting for its writes to land). */
+/** The gateway's log lines caused by the Worker's request `id` (its callerRequestId; waiting for its writes to land). */
 async function gatewayLines(id: string, want: (l: Record<string, unknown>) => boolean): Promise<Array<Record<string, unknown>>> {
   for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(50)) {
     const text = await (await fetch(inject('gatewayLogUrl'))).text();
@@ -54,7 +54,7 @@ async function gatewayLines(id: string, want: (l: Record<string, unknown>) => bo
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((l) => l.id === id);
+      .filter((l) => l.callerRequestId === id);
     if (lines.some(want)) return lines;
   }
   throw new Error(`no gateway line for ${id}`);
@@ -65,23 +65,25 @@ afterEach(() => {
 });
 
 describe('the Worker: one request id from the Worker to the gateway, logs, data points', () => {
-  it("the response, the Worker's log line and the gateway's carry the same request id and trace", async () => {
+  it("the response and the Worker's line carry its minted id (the caller's logged beside it), the gateway's lines carry it as callerRequestId; one trace", async () => {
     const q = fresh();
-    const id = `wk-${mintId()}`;
+    const given = `wk-${mintId()}`;
     const traceId = crypto.getRandomValues(new Uint8Array(16)).reduce((s, b) => s + b.toString(16).padStart(2, '0'), '');
     const traceparent = `00-${traceId}-00f067aa0ba902b7-01`;
     let res!: Response;
     const lines = await logged(async () => {
-      res = await send(bound, `/v1/queues/${q}/jobs`, { method: 'POST', body: MARK, headers: { 'X-Request-Id': id, traceparent } });
+      res = await send(bound, `/v1/queues/${q}/jobs`, { method: 'POST', body: MARK, headers: { 'X-Request-Id': given, traceparent } });
     });
     expect(res.status).toBe(201);
-    expect(res.headers.get('X-Request-Id')).toBe(id);
+    const id = res.headers.get('X-Request-Id')!;
+    expect(id).toMatch(/^[0-9a-f]{32}$/);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
       level: 'info',
       app: 'worker',
       msg: 'request',
       id,
+      callerRequestId: given,
       trace: traceId,
       method: 'POST',
       route: '/v1/queues/:queue/jobs',
@@ -96,7 +98,7 @@ describe('the Worker: one request id from the Worker to the gateway, logs, data 
     for (const secret of [MARK, TOKEN, gw.producer, gw.admin]) expect(all).not.toContain(secret);
   });
 
-  it('without a sane X-Request-Id, the Worker mints one and sends it on', async () => {
+  it('with an X-Request-Id too long to log, the Worker mints its id, logs no caller id, and sends its id on', async () => {
     const q = fresh();
     let res!: Response;
     const lines = await logged(async () => {
@@ -106,6 +108,7 @@ describe('the Worker: one request id from the Worker to the gateway, logs, data 
     const id = res.headers.get('X-Request-Id')!;
     expect(id).toMatch(/^[0-9a-f]{32}$/);
     expect(lines[0]!.id).toBe(id);
+    expect(lines[0]!.callerRequestId).toBeUndefined();
     expect(lines[0]!.trace).toBeUndefined();
     await gatewayLines(id, (l) => l.status === 200 && l.queue === q);
   });

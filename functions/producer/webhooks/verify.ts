@@ -1,7 +1,8 @@
 // Verifying a delivery: HMAC-SHA256 with Web Crypto over the raw body bytes (crypto.subtle.verify
 // compares in constant time), for each configured secret, so a rotating pair both verify.
 // Each scheme yields the delivery's stable id, its event type and which of them its signature
-// covers, or a typed refusal.
+// covers, or a typed refusal: the refusal's code and detail are for the operator's log, as
+// delivery.ts answers every signature refusal alike.
 import type { Source } from './sources.js';
 import { fromBase64 } from '../../../shared/base64.js';
 
@@ -47,7 +48,7 @@ const MAX_SIGNATURES = 5;
 const MAC_BYTES = 32;
 
 /** HMAC-SHA256 of the data under one secret. */
-async function mac(secret: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
+export async function mac(secret: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey('raw', secret as Bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   return new Uint8Array(await crypto.subtle.sign('HMAC', key, data as Bytes));
 }
@@ -60,10 +61,16 @@ function same(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
+/** HMACs computed: delivery.ts pads a refusal's to the same count whatever it was refused for. */
+export interface Spent {
+  macs: number;
+}
+
 /** Whether any signature matches the data under any secret: one HMAC per secret, every pair compared. */
-async function anyVerifies(secrets: Uint8Array[], signatures: Uint8Array[], data: Uint8Array): Promise<boolean> {
+async function anyVerifies(secrets: Uint8Array[], signatures: Uint8Array[], data: Uint8Array, spent: Spent): Promise<boolean> {
   let ok = false;
   for (const secret of secrets) {
+    spent.macs++;
     const expected = await mac(secret, data);
     for (const sig of signatures) if (same(expected, sig)) ok = true;
   }
@@ -100,14 +107,14 @@ function checkTime(seconds: number, source: Source, now: number): Refusal | unde
   return undefined;
 }
 
-export async function verify(source: Source, headers: Headers, body: Uint8Array, now = Date.now()): Promise<Delivery | Refusal> {
+export async function verify(source: Source, headers: Headers, body: Uint8Array, now = Date.now(), spent: Spent = { macs: 0 }): Promise<Delivery | Refusal> {
   switch (source.kind) {
     case 'github': {
       const header = signatureHeader(headers, 'X-Hub-Signature-256');
       if (typeof header !== 'string') return header;
       const sig = header.startsWith('sha256=') ? macOf(header.slice(7), 'hex') : undefined;
       if (!sig) return badSignature('X-Hub-Signature-256 is missing or not sha256=<64 hex digits>');
-      if (!(await anyVerifies(source.secretBytes, [sig], body))) return badSignature('X-Hub-Signature-256 does not match the body');
+      if (!(await anyVerifies(source.secretBytes, [sig], body, spent))) return badSignature('X-Hub-Signature-256 does not match the body');
       const id = headers.get('X-GitHub-Delivery');
       if (!id) return { status: 400, code: 'invalid_delivery', detail: 'X-GitHub-Delivery is missing' };
       // X-GitHub-Delivery and X-GitHub-Event are headers the signature does not cover
@@ -127,7 +134,7 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
       const late = checkTime(Number(t), source, now);
       if (late) return late;
       const signed = concat(utf8.encode(`${t}.`), body);
-      if (!(await anyVerifies(source.secretBytes, sigs as Uint8Array[], signed))) return badSignature('Stripe-Signature does not match the body');
+      if (!(await anyVerifies(source.secretBytes, sigs as Uint8Array[], signed, spent))) return badSignature('Stripe-Signature does not match the body');
       let event: { id?: unknown; type?: unknown } | null;
       try {
         event = JSON.parse(new TextDecoder().decode(body)) as typeof event;
@@ -156,7 +163,7 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
       const late = checkTime(Number(ts), source, now);
       if (late) return late;
       const signed = concat(utf8.encode(`${id}.${ts}.`), body);
-      if (!(await anyVerifies(source.secretBytes, v1 as Uint8Array[], signed))) return badSignature('webhook-signature does not match the body');
+      if (!(await anyVerifies(source.secretBytes, v1 as Uint8Array[], signed, spent))) return badSignature('webhook-signature does not match the body');
       let type: string | undefined;
       try {
         const parsed = JSON.parse(new TextDecoder().decode(body)) as { type?: unknown };
@@ -173,7 +180,7 @@ export async function verify(source: Source, headers: Headers, body: Uint8Array,
       const prefix = source.signaturePrefix ?? '';
       const sig = header.startsWith(prefix) ? macOf(header.slice(prefix.length), source.encoding!) : undefined;
       if (!sig) return badSignature(`${source.signatureHeader} is missing or not ${prefix}<32 bytes of ${source.encoding}>`);
-      if (!(await anyVerifies(source.secretBytes, [sig], body))) return badSignature(`${source.signatureHeader} does not match the body`);
+      if (!(await anyVerifies(source.secretBytes, [sig], body, spent))) return badSignature(`${source.signatureHeader} does not match the body`);
       const id = headers.get(source.idHeader!);
       if (!id) return { status: 400, code: 'invalid_delivery', detail: `${source.idHeader} (the delivery id) is missing` };
       // the id and event headers are not covered by the signature
