@@ -3,13 +3,13 @@
 // (base64 arguments, Emq-Arg-Encoding), not one per job; on an endpoint that does not read
 // them (Upstash: here the gateway with the header stripped on its way) such calls go alone,
 // at most maxRequests of them; whatever cannot fit is refused before anything is written.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createProducerApp } from '../functions/producer/app.js';
 import { configFrom, restOptionsOf } from '../functions/producer/config.js';
 import { connectRest } from '../shared/connections/rest.js';
 import { TooLargeError, addFlow, enqueueMany, mintId } from '../shared/index.js';
-import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
-import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { freshQueue, type Admin } from './support/admin.js';
+import { gatewayOn, type GatewayProcess } from './support/gateway.js';
 
 /** fetch, recording each request's path; `plain` strips Emq-Arg-Encoding on the way, as an endpoint that does not know it ignores it. */
 function recording(plain = false) {
@@ -27,21 +27,16 @@ function recording(plain = false) {
 const binary = (i: number) => Uint8Array.from([0xff, i & 0xff, 0x00, 0xfe, (i >> 8) & 0xff]);
 
 describe('REST connection bounds', () => {
-  const valkeyUrl = inject('servers')[0]!.url;
+  const held = gatewayOn(inject('servers')[0]!.url);
   let gateway: GatewayProcess;
   let admin: Admin;
   beforeAll(async () => {
-    gateway = await startGatewayProcess(valkeyUrl);
-    admin = await connectAdmin(valkeyUrl);
+    ({ gw: gateway, admin } = held);
     // every script loaded, so the counts below are the steady state's (after SCRIPT FLUSH each
     // script costs one more request, once)
     const warm = connectRest({ url: gateway.url, token: gateway.producer });
     await addFlow(warm, freshQueue('fw'), { parent: { payload: 'p' }, children: [{ payload: 'c', queue: freshQueue('fw') }] });
     await enqueueMany(warm, freshQueue('fw'), [{ payload: 'j' }]);
-  });
-  afterAll(async () => {
-    admin?.close();
-    expect(await gateway?.stop()).toBe(0);
   });
 
   const payloadOf = async (q: string, id: string) => Buffer.from(((await admin.call('HGET', `emq:{${q}}:job:${id}`, 'payload')) as Buffer) ?? []);
