@@ -4,7 +4,7 @@
 import type { Connection, Outcome, ScriptCommand } from './connection.js';
 import { dispatch, evalsha } from './dispatch.js';
 import { EmqError } from './errors.js';
-import { BatchError, MINT_TRIES, checkPayload, collisionError, verdictOf, type JobInput, type JobResult } from './enqueue.js';
+import { BatchError, MINT_TRIES, admissionOf, checkPayload, collisionError, type JobInput, type JobResult } from './enqueue.js';
 import { mintId, remint } from './ids.js';
 import { enqueueKeys, genqueueKeys, scheduleKeys, validateGroup } from './keyspace.js';
 import { scheduleArgs, type ScheduleOptions, type ScheduleResult } from './schedule.js';
@@ -95,11 +95,11 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
     // a reminted id: its keys are built (and checked) for it, the arguments after the id kept
     return id === call.args[0] ? call : evalsha(script, keys(id), [id, ...call.args.slice(1)]);
   };
-  const outcomes = await sendMinted(connection, scripts, ids, minted, commandOf, (o) => verdictOf(o) === 'duplicate', mint);
+  const outcomes = await sendMinted(connection, scripts, ids, minted, commandOf, (o) => admissionOf(o) === 'duplicate', mint);
 
   let failed = false;
   const results = ids.map((id, i): AdmitResult | { id: string; error: EmqError } => {
-    const verdict = verdictOf(outcomes[i]!, placed[i]!.name);
+    const verdict = admissionOf(outcomes[i]!, placed[i]!.name);
     if (verdict instanceof EmqError) {
       failed = true;
       return { id, error: verdict };
