@@ -54,8 +54,8 @@ refused = gate_types(dedup, 'string', pending, 'zset')
 if refused then return refused end
 if typeof(dedup) == 'string' then return parked(dedup, base, compare, payload, nil) end
 
-refused = taken(row, id)
-if refused then return refused end
+local there = taken(row, id)
+if there then return there end
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', payload)
 redis.call('ZADD', pending, 0, id)
 redis.call('SET', dedup, id, 'NX', 'EX', ttl)

@@ -76,13 +76,11 @@ refused = gate_dedup(8, base)
 if refused then return refused end
 if typeof(dedup) == 'string' then return parked(dedup, base, compare, payload, group) end
 
-refused = taken(row, id)
+local there = taken(row, id)
+if there then return there end
+local lim, act
+lim, act, refused = gate_ceiling(glimit, gactive, group)
 if refused then return refused end
-local lim = redis.call('HGET', glimit, group)
-local act = redis.call('HGET', gactive, group)
-if (lim and tonumber(lim) == nil) or (act and tonumber(act) == nil) then
-  return fail('EMQLAYOUT the glimit or gactive field of group ' .. group .. ' holds no number')
-end
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', payload, 'group', group)
 redis.call('ZADD', lane, 0, id)
 if redis.call('SISMEMBER', paused, group) == 0 then

@@ -83,13 +83,10 @@ end
 refused = gate_types(lane, 'zset', ring, 'list', paused, 'set', glimit, 'hash', gactive, 'hash', wake, 'list')
 if refused then return refused end
 
--- The ceiling and the live count: numbers, or absent (the library compares them as numbers,
--- and would fail after its writes on anything else).
-local lim = redis.call('HGET', glimit, group)
-local act = redis.call('HGET', gactive, group)
-if (lim and tonumber(lim) == nil) or (act and tonumber(act) == nil) then
-  return fail('EMQLAYOUT the glimit or gactive field of group ' .. group .. ' holds no number')
-end
+-- The ceiling and the live count: numbers, or absent.
+local lim, act
+lim, act, refused = gate_ceiling(glimit, gactive, group)
+if refused then return refused end
 
 -- The record: one HSET, the three fields with their birth values and the group.
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[3], 'group', group)

@@ -72,8 +72,8 @@ refused = gate_types(dedup, 'string', schedule, 'zset')
 if refused then return refused end
 if typeof(dedup) == 'string' then return parked(dedup, base, compare, payload, group) end
 
-refused = taken(row, id)
-if refused then return refused end
+local there = taken(row, id)
+if there then return there end
 local score = whole(value, 0, BOUND[mode])
 if mode == 'in' then
   local now = redis.call('TIME')

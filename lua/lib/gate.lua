@@ -25,6 +25,11 @@
   gate_key(i, want)     'EMQLAYOUT KEYS[<i>] must be <shown want>', unless KEYS[i] is want.
   gate_row(i, base, j)  'EMQLAYOUT KEYS[<i>] must be <shown base>job:<ARGV[<j>]>, a branded
                         id', unless ARGV[j] is branded and KEYS[i] is <base>job:<ARGV[j]>.
+  gate_ceiling(glimit, gactive, group)
+                        the group's ceiling and live count (HGET of its field in each), each a
+                        string or false; or nil, nil and 'EMQLAYOUT the glimit or gactive field
+                        of group <group> holds no number' when either holds no number (the
+                        library compares them as numbers, and would fail after its writes).
   gate_types(k1, t1, k2, t2, ...)
                         the WRONGTYPE reply (wrong) for the first key ki that exists and holds
                         another type than ti, reading them in that order; else nil.
@@ -72,6 +77,15 @@ local function gate_row(i, base, j)
   if not branded(ARGV[j]) or KEYS[i] ~= base .. 'job:' .. ARGV[j] then
     return fail('EMQLAYOUT KEYS[' .. i .. '] must be ' .. shown(base) .. 'job:<ARGV[' .. j .. ']>, a branded id')
   end
+end
+
+local function gate_ceiling(glimit, gactive, group)
+  local lim = redis.call('HGET', glimit, group)
+  local act = redis.call('HGET', gactive, group)
+  if (lim and tonumber(lim) == nil) or (act and tonumber(act) == nil) then
+    return nil, nil, fail('EMQLAYOUT the glimit or gactive field of group ' .. group .. ' holds no number')
+  end
+  return lim, act
 end
 
 local function gate_types(...)
