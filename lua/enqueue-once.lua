@@ -32,42 +32,30 @@ read only.
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 --#include lib/dedup.lua
 
 local id, row, pending, dedup = ARGV[1], KEYS[1], KEYS[2], KEYS[3]
 local compare, ttl, payload = ARGV[2], ARGV[3], ARGV[4]
 
-if not is_job(id) then
-  return fail('EMQKIND job id must be JOB-namespaced')
-end
-local q = #KEYS == 3 and string.match(pending, '^emq:{([^{}]+)}:pending$')
-if not q or not valid_queue(q) then
-  return fail('EMQLAYOUT KEYS: the row, pending set and dedup key of one queue (1-128 of A-Za-z0-9._-, not emq)')
-end
+local refused = gate_kind(id)
+if refused then return refused end
+local q
+q, refused = gate_keys(3, 2, 'pending', 'the row, pending set and dedup key')
+if not q then return refused end
 local base = 'emq:{' .. q .. '}:'
-if not branded(id) or row ~= base .. 'job:' .. id then
-  return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
-end
-if not dedup_key_ok(dedup, base) then
-  return fail('EMQLAYOUT KEYS[3] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
-end
-if #ARGV ~= 4 or (compare ~= '0' and compare ~= '1') or not whole(ttl, 1, 9999999999) then
+refused = gate_row(1, base, 1) or gate_dedup(3, base)
+if refused then return refused end
+if #ARGV ~= 4 or not once_args_ok(compare, ttl) then
   return fail('EMQLAYOUT ARGV: id, compare 0|1, ttl 1-9999999999, payload')
 end
 
-local held, kind = typeof(dedup), typeof(pending)
-if held ~= 'none' and held ~= 'string' then return wrong(dedup, held, 'string') end
-if kind ~= 'none' and kind ~= 'zset' then return wrong(pending, kind, 'zset') end
+refused = gate_types(dedup, 'string', pending, 'zset')
+if refused then return refused end
+if typeof(dedup) == 'string' then return parked(dedup, base, compare, payload, nil) end
 
-if held == 'string' then
-  local was, refused = parked(dedup, base, compare, payload, nil)
-  if not was then return refused end
-  return {0, was}
-end
-
-local t = typeof(row)
-if t == 'hash' then return {2, id} end
-if t ~= 'none' then return wrong(row, t, 'hash') end
+local there = taken(row, id)
+if there then return there end
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', payload)
 redis.call('ZADD', pending, 0, id)
 redis.call('SET', dedup, id, 'NX', 'EX', ttl)

@@ -31,31 +31,26 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 
 local id = ARGV[1]
 local row = KEYS[1]
 local pending = KEYS[2]
 
 -- Kind gate: the wire admits only JOB-namespaced ids.
-if not is_job(id) then
-  return fail('EMQKIND job id must be JOB-namespaced')
-end
+local refused = gate_kind(id)
+if refused then return refused end
 
 -- Layout gate: both keys belong to the same queue, the row is this id's, and queue and id
--- keep the wire's rules. Braces cannot appear in q, so the hash tag is exactly {q}.
+-- keep the wire's rules.
 if type(row) ~= 'string' or type(pending) ~= 'string' then
   return fail('EMQLAYOUT expected 2 keys: emq:{q}:job:<id> emq:{q}:pending')
 end
-local queue = string.match(pending, '^emq:{([^{}]+)}:pending$')
-if queue == nil or not valid_queue(queue) then
-  return fail('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
-end
-if not branded(id) then
-  return fail('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
-end
-if row ~= 'emq:{' .. queue .. '}:job:' .. id then
-  return fail('EMQLAYOUT KEYS[1] must be emq:{' .. queue .. '}:job:' .. id)
-end
+local queue
+queue, refused = gate_queue(2, 'pending')
+if not queue then return refused end
+refused = gate_id(id) or gate_key(1, 'emq:{' .. queue .. '}:job:' .. id)
+if refused then return refused end
 if type(ARGV[2]) ~= 'string' then
   return fail('EMQLAYOUT ARGV[2] (the payload) is missing')
 end
@@ -66,10 +61,8 @@ if redis.call('EXISTS', row) == 1 then
 end
 
 -- Type gate: the pending set must be absent or a sorted set before we write.
-local kind = typeof(pending)
-if kind ~= 'none' and kind ~= 'zset' then
-  return wrong(pending, kind, 'zset')
-end
+refused = gate_types(pending, 'zset')
+if refused then return refused end
 
 -- The record: one HSET, the three fields with their birth values.
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])

@@ -43,21 +43,19 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 
 local child, parent, pqueue, policy, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local row, pending, record = KEYS[1], KEYS[2], KEYS[3]
 
-if not is_job(child) then
-  return fail('EMQKIND job id must be JOB-namespaced')
-end
-local cq = #KEYS == 3 and string.match(pending, '^emq:{([^{}]+)}:pending$')
-if not cq or not valid_queue(cq) then
-  return fail('EMQLAYOUT KEYS: the child row, its pending set and where its completion is recorded, of one queue (1-128 of A-Za-z0-9._-, not emq)')
-end
+local refused = gate_kind(child)
+if refused then return refused end
+local cq
+cq, refused = gate_keys(3, 2, 'pending', 'the child row, its pending set and where its completion is recorded,')
+if not cq then return refused end
 local base = 'emq:{' .. cq .. '}:'
-if not branded(child) or row ~= base .. 'job:' .. child then
-  return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
-end
+refused = gate_row(1, base, 1)
+if refused then return refused end
 if not branded(parent) or not is_job(parent) or parent == child then
   return fail('EMQLAYOUT ARGV[2] must be the parent: a branded JOB id, not the child\'s')
 end
@@ -65,8 +63,8 @@ if pqueue ~= '' and not valid_queue(pqueue) then
   return fail('EMQLAYOUT ARGV[3] must be the parent\'s queue, or empty')
 end
 if pqueue == cq then pqueue = '' end
-local at = pqueue == '' and base .. 'job:' .. parent .. ':processed' or base .. 'flow:outbox'
-if record ~= at then return fail('EMQLAYOUT KEYS[3] must be ' .. shown(at)) end
+refused = gate_key(3, pqueue == '' and base .. 'job:' .. parent .. ':processed' or base .. 'flow:outbox')
+if refused then return refused end
 if (policy ~= 'fp' and policy ~= 'id') or not ((mode == 'check' and #ARGV == 5) or (mode == 'land' and #ARGV == 6)) then
   return fail('EMQLAYOUT ARGV: child, parent, parent queue or empty, policy fp|id, then check, or land and the payload')
 end
@@ -81,16 +79,13 @@ if t ~= 'none' then
   return fail('EMQCONFLICT job ' .. child .. ' exists and is not a child of ' .. parent .. (pqueue == '' and '' or ' in ' .. shown(pqueue)))
 end
 
-local kind = typeof(pending)
-if kind ~= 'none' and kind ~= 'zset' then return wrong(pending, kind, 'zset') end
-local want = pqueue == '' and 'hash' or 'list'
-kind = typeof(record)
-if kind ~= 'none' and kind ~= want then return wrong(record, kind, want) end
+refused = gate_types(pending, 'zset', record, pqueue == '' and 'hash' or 'list')
+if refused then return refused end
 
 -- its row gone: a completion recorded means it ran; it does not land again
 if pqueue == '' then
   if redis.call('HEXISTS', record, child) == 1 then return 0 end
-elseif kind == 'list' then
+else
   local prefix = pqueue .. '\0' .. parent .. '\0' .. child .. '\0'
   for _, entry in ipairs(redis.call('LRANGE', record, 0, -1)) do
     if string.sub(entry, 1, #prefix) == prefix then return 0 end

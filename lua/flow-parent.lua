@@ -38,17 +38,16 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 
 local parent, n, payload = ARGV[1], ARGV[2], ARGV[3]
 local row, deps, processed = KEYS[1], KEYS[2], KEYS[3]
 
-if not is_job(parent) then
-  return fail('EMQKIND job id must be JOB-namespaced')
-end
-local q = #KEYS == 3 and string.match(row, '^emq:{([^{}]+)}:job:')
-if not q or not valid_queue(q) then
-  return fail('EMQLAYOUT KEYS: the parent row, its dependencies and its processed key, of one queue (1-128 of A-Za-z0-9._-, not emq)')
-end
+local refused = gate_kind(parent)
+if refused then return refused end
+local q
+q, refused = gate_keys(3, 1, 'job:.*', 'the parent row, its dependencies and its processed key,')
+if not q then return refused end
 local base = 'emq:{' .. q .. '}:job:' .. parent
 if not branded(parent) or row ~= base or deps ~= base .. ':dependencies' or processed ~= base .. ':processed' then
   return fail('EMQLAYOUT KEYS must be ' .. shown(base) .. ', its :dependencies and its :processed; ARGV[1] a branded id')
@@ -69,8 +68,8 @@ local held = redis.call('HMGET', row, 'state', 'payload')
 local left = redis.call('GET', deps)
 if held[1] ~= 'awaiting_children' or held[2] ~= payload then return 0 end
 if not whole(left, 1, tonumber(n)) then return 0 end
-local t = typeof(processed)
-if t ~= 'none' and t ~= 'hash' then return wrong(processed, t, 'hash') end
+refused = gate_types(processed, 'hash')
+if refused then return refused end
 local reply = redis.call('HKEYS', processed)
 -- the library counts a child down and records it in one step: a flow of another size is another flow's
 if tonumber(left) + #reply ~= tonumber(n) then return 0 end

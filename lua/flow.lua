@@ -37,21 +37,25 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 
 local n = #KEYS - 3
 local parent = ARGV[1]
 local row, deps, pending = KEYS[1], KEYS[2], KEYS[3]
 
-if not is_job(parent) then return fail('EMQKIND job id must be JOB-namespaced') end
+-- the kind gate on every id given: the parent's, then each child's (one missing is a layout error)
+local refused = gate_kind(parent)
 for i = 1, n do
-  if ARGV[3 * i] ~= nil and not is_job(ARGV[3 * i]) then return fail('EMQKIND job id must be JOB-namespaced') end
+  if refused then break end
+  if ARGV[3 * i] ~= nil then refused = gate_kind(ARGV[3 * i]) end
 end
+if refused then return refused end
 
 if n < 1 or n > 1000 then
   return fail('EMQLAYOUT expected 4 to 1003 keys: the parent row, its dependencies, the pending set, then 1 to 1000 child rows')
 end
-local q = string.match(pending, '^emq:{([^{}]+)}:pending$')
-if not q or not valid_queue(q) then
+local q = queue_of(pending, 'pending')
+if not q then
   return fail('EMQLAYOUT KEYS[3] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Za-z0-9._- (not emq)')
 end
 if #ARGV ~= 3 * n + 3 then
@@ -67,9 +71,8 @@ local total = sizes[1] or 0
 local seen = { [parent] = true }
 for i = 1, n do
   local child, policy = ARGV[3 * i], ARGV[3 * i + 1]
-  if not branded(child) or KEYS[3 + i] ~= base .. child then
-    return fail('EMQLAYOUT KEYS[' .. (3 + i) .. '] must be ' .. shown(base) .. '<ARGV[' .. (3 * i) .. ']>, a branded id')
-  end
+  refused = gate_row(3 + i, 'emq:{' .. q .. '}:', 3 * i)
+  if refused then return refused end
   if seen[child] then return fail('EMQLAYOUT child ' .. i .. ' repeats the id ' .. child) end
   seen[child] = true
   if policy ~= 'fp' and policy ~= 'id' then
@@ -92,8 +95,8 @@ for i = 1, n do
     return fail('EMQCONFLICT child ' .. i .. ' ' .. ARGV[3 * i] .. ' exists: a flow child must be a new job')
   end
 end
-local t = typeof(pending)
-if t ~= 'none' and t ~= 'zset' then return wrong(pending, t, 'zset') end
+refused = gate_types(pending, 'zset')
+if refused then return refused end
 
 local at = sizes[1] + 1
 for i = 1, n do

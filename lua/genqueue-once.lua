@@ -49,55 +49,38 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 --#include lib/dedup.lua
 
 local id, compare, ttl, group, payload = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local row, lane, ring, paused, glimit, gactive, wake, dedup = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
-if not is_job(id) then
-  return fail('EMQKIND job id must be JOB-namespaced')
-end
-local q = #KEYS == 8 and string.match(ring, '^emq:{([^{}]+)}:ring$')
-if not q or not valid_queue(q) then
-  return fail('EMQLAYOUT KEYS: the row, lane, ring, paused, glimit, gactive, wake and dedup key of one queue (1-128 of A-Za-z0-9._-, not emq)')
-end
+local refused = gate_kind(id)
+if refused then return refused end
+local q
+q, refused = gate_keys(8, 3, 'ring', 'the row, lane, ring, paused, glimit, gactive, wake and dedup key')
+if not q then return refused end
 local base = 'emq:{' .. q .. '}:'
-if not branded(id) or row ~= base .. 'job:' .. id then
-  return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
-end
-if #ARGV ~= 5 or (compare ~= '0' and compare ~= '1') or not whole(ttl, 1, 9999999999) or not branded(group) then
+refused = gate_row(1, base, 1)
+if refused then return refused end
+if #ARGV ~= 5 or not once_args_ok(compare, ttl) or not branded(group) then
   return fail('EMQLAYOUT ARGV: id, compare 0|1, ttl 1-9999999999, group (a branded id), payload')
 end
 local want = { nil, base .. 'g:' .. group .. ':pending', ring, base .. 'paused', base .. 'glimit', base .. 'gactive', base .. 'wake' }
 for i = 2, 7 do
-  if KEYS[i] ~= want[i] then return fail('EMQLAYOUT KEYS[' .. i .. '] must be ' .. shown(want[i])) end
+  refused = gate_key(i, want[i])
+  if refused then return refused end
 end
-if not dedup_key_ok(dedup, base) then
-  return fail('EMQLAYOUT KEYS[8] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
-end
+refused = gate_dedup(8, base)
+  or gate_types(dedup, 'string', lane, 'zset', ring, 'list', paused, 'set', glimit, 'hash', gactive, 'hash', wake, 'list')
+if refused then return refused end
+if typeof(dedup) == 'string' then return parked(dedup, base, compare, payload, group) end
 
-local held = typeof(dedup)
-if held ~= 'none' and held ~= 'string' then return wrong(dedup, held, 'string') end
-local types = { nil, 'zset', 'list', 'set', 'hash', 'hash', 'list' }
-for i = 2, 7 do
-  local t = typeof(KEYS[i])
-  if t ~= 'none' and t ~= types[i] then return wrong(KEYS[i], t, types[i]) end
-end
-
-if held == 'string' then
-  local was, refused = parked(dedup, base, compare, payload, group)
-  if not was then return refused end
-  return {0, was}
-end
-
-local t = typeof(row)
-if t == 'hash' then return {2, id} end
-if t ~= 'none' then return wrong(row, t, 'hash') end
-local lim = redis.call('HGET', glimit, group)
-local act = redis.call('HGET', gactive, group)
-if (lim and tonumber(lim) == nil) or (act and tonumber(act) == nil) then
-  return fail('EMQLAYOUT the glimit or gactive field of group ' .. group .. ' holds no number')
-end
+local there = taken(row, id)
+if there then return there end
+local lim, act
+lim, act, refused = gate_ceiling(glimit, gactive, group)
+if refused then return refused end
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', payload, 'group', group)
 redis.call('ZADD', lane, 0, id)
 if redis.call('SISMEMBER', paused, group) == 0 then

@@ -44,38 +44,34 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 
 local id, group = ARGV[1], ARGV[2]
 local row, lane, ring, paused, glimit, gactive, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 
 -- Kind gate: the wire admits only JOB-namespaced ids.
-if not is_job(id) then
-  return fail('EMQKIND job id must be JOB-namespaced')
-end
+local refused = gate_kind(id)
+if refused then return refused end
 
 -- Layout gate: the seven keys of one queue, the row this id's, the lane this group's.
 if #KEYS ~= 7 then
   return fail('EMQLAYOUT expected 7 keys: emq:{q}: job:<id> g:<group>:pending ring paused glimit gactive wake')
 end
-local queue = string.match(ring, '^emq:{([^{}]+)}:ring$')
-if queue == nil or not valid_queue(queue) then
-  return fail('EMQLAYOUT KEYS[3] must be emq:{<queue>}:ring, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
-end
-if not branded(id) then
-  return fail('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
-end
+local queue
+queue, refused = gate_queue(3, 'ring')
+if not queue then return refused end
+refused = gate_id(id)
+if refused then return refused end
 if #ARGV ~= 3 then
   return fail('EMQLAYOUT expected 3 arguments: id, group, payload')
 end
-if not branded(group) then
-  return fail('EMQLAYOUT ARGV[2] ' .. shown(group) .. ' is not a group: a branded id, 3 capitals and 11 base62 digits, at most AzL8n0Y58m7')
-end
+refused = gate_group(2, group)
+if refused then return refused end
 local base = 'emq:{' .. queue .. '}:'
 local want = { base .. 'job:' .. id, base .. 'g:' .. group .. ':pending', ring, base .. 'paused', base .. 'glimit', base .. 'gactive', base .. 'wake' }
 for i = 1, 7 do
-  if KEYS[i] ~= want[i] then
-    return fail('EMQLAYOUT KEYS[' .. i .. '] must be ' .. want[i])
-  end
+  refused = gate_key(i, want[i])
+  if refused then return refused end
 end
 
 -- Idempotency: an existing row is a duplicate; the id is the idempotency key.
@@ -84,21 +80,13 @@ if redis.call('EXISTS', row) == 1 then
 end
 
 -- Type gates: every key read or written holds its type (or is absent) before we write.
-local types = { 'zset', 'list', 'set', 'hash', 'hash', 'list' }
-for i = 2, 7 do
-  local kind = typeof(KEYS[i])
-  if kind ~= 'none' and kind ~= types[i - 1] then
-    return wrong(KEYS[i], kind, types[i - 1])
-  end
-end
+refused = gate_types(lane, 'zset', ring, 'list', paused, 'set', glimit, 'hash', gactive, 'hash', wake, 'list')
+if refused then return refused end
 
--- The ceiling and the live count: numbers, or absent (the library compares them as numbers,
--- and would fail after its writes on anything else).
-local lim = redis.call('HGET', glimit, group)
-local act = redis.call('HGET', gactive, group)
-if (lim and tonumber(lim) == nil) or (act and tonumber(act) == nil) then
-  return fail('EMQLAYOUT the glimit or gactive field of group ' .. group .. ' holds no number')
-end
+-- The ceiling and the live count: numbers, or absent.
+local lim, act
+lim, act, refused = gate_ceiling(glimit, gactive, group)
+if refused then return refused end
 
 -- The record: one HSET, the three fields with their birth values and the group.
 redis.call('HSET', row, 'state', 'pending', 'attempts', '0', 'payload', ARGV[3], 'group', group)

@@ -35,6 +35,7 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 
 local row = KEYS[1]
 local id = ARGV[1]
@@ -46,32 +47,19 @@ end
 if #ARGV ~= 1 or not branded(id) then
   return fail('EMQLAYOUT expected 1 argument: a 14-byte branded id (3 capitals and 11 base62 digits)')
 end
-local queue = string.match(KEYS[2], '^emq:{([^{}]+)}:pending$')
-if queue == nil or not valid_queue(queue) then
-  return fail('EMQLAYOUT KEYS[2] must be emq:{<queue>}:pending, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
-end
+local queue, refused = gate_queue(2, 'pending')
+if not queue then return refused end
 local base = 'emq:{' .. queue .. '}:'
 if row ~= base .. 'job:' .. id then
   return fail('EMQLAYOUT KEYS[1] must be emq:{' .. shown(queue) .. '}:job:<ARGV[1]>')
 end
-local sets = { 'pending', 'active', 'schedule', 'dead' }
-for i = 2, 4 do
-  if KEYS[i + 1] ~= base .. sets[i] then
-    return fail('EMQLAYOUT KEYS[' .. (i + 1) .. '] must be emq:{' .. shown(queue) .. '}:' .. sets[i])
-  end
-end
+refused = gate_key(3, base .. 'active') or gate_key(4, base .. 'schedule') or gate_key(5, base .. 'dead')
+if refused then return refused end
 
 -- Type gates: a row is a hash, a set a sorted set (or absent), before any is read.
+refused = gate_types(row, 'hash', KEYS[2], 'zset', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'zset')
+if refused then return refused end
 local held = typeof(row)
-if held ~= 'none' and held ~= 'hash' then
-  return wrong(row, held, 'hash')
-end
-for i = 2, 5 do
-  local kind = typeof(KEYS[i])
-  if kind ~= 'none' and kind ~= 'zset' then
-    return wrong(KEYS[i], kind, 'zset')
-  end
-end
 
 -- Where is it now: the first set that holds the id, in the library's order and names.
 local names = { 'pending', 'active', 'scheduled', 'dead' }

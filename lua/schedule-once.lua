@@ -45,6 +45,7 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 --#include lib/dedup.lua
 
 local id, row, schedule, dedup = ARGV[1], KEYS[1], KEYS[2], KEYS[3]
@@ -52,40 +53,27 @@ local compare, ttl, mode, value = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
 local BOUND = { at = 3903090455551, ['in'] = 315576000000 }
 
-if not is_job(id) then
-  return fail('EMQKIND job id must be JOB-namespaced')
-end
-local q = #KEYS == 3 and string.match(schedule, '^emq:{([^{}]+)}:schedule$')
-if not q or not valid_queue(q) then
-  return fail('EMQLAYOUT KEYS: the row, schedule set and dedup key of one queue (1-128 of A-Za-z0-9._-, not emq)')
-end
+local refused = gate_kind(id)
+if refused then return refused end
+local q
+q, refused = gate_keys(3, 2, 'schedule', 'the row, schedule set and dedup key')
+if not q then return refused end
 local base = 'emq:{' .. q .. '}:'
-if not branded(id) or row ~= base .. 'job:' .. id then
-  return fail('EMQLAYOUT KEYS[1] must be ' .. shown(base) .. 'job:<ARGV[1]>, a branded id')
-end
-if not dedup_key_ok(dedup, base) then
-  return fail('EMQLAYOUT KEYS[3] must be ' .. shown(base) .. 'de:<1-255 of A-Za-z0-9._->')
-end
-if (#ARGV ~= 6 and #ARGV ~= 7) or (compare ~= '0' and compare ~= '1') or not whole(ttl, 1, 9999999999)
+refused = gate_row(1, base, 1) or gate_dedup(3, base)
+if refused then return refused end
+if (#ARGV ~= 6 and #ARGV ~= 7) or not once_args_ok(compare, ttl)
   or (mode ~= 'at' and mode ~= 'in') or whole(value, 0, BOUND[mode]) == nil or (#ARGV == 7 and not branded(ARGV[6])) then
   return fail('EMQLAYOUT ARGV: id, compare 0|1, ttl 1-9999999999, at 0-3903090455551 | in 0-315576000000, [group (a branded id),] payload')
 end
 local group = #ARGV == 7 and ARGV[6] or nil
 local payload = ARGV[#ARGV]
 
-local held, kind = typeof(dedup), typeof(schedule)
-if held ~= 'none' and held ~= 'string' then return wrong(dedup, held, 'string') end
-if kind ~= 'none' and kind ~= 'zset' then return wrong(schedule, kind, 'zset') end
+refused = gate_types(dedup, 'string', schedule, 'zset')
+if refused then return refused end
+if typeof(dedup) == 'string' then return parked(dedup, base, compare, payload, group) end
 
-if held == 'string' then
-  local was, refused = parked(dedup, base, compare, payload, group)
-  if not was then return refused end
-  return {0, was}
-end
-
-local t = typeof(row)
-if t == 'hash' then return {2, id} end
-if t ~= 'none' then return wrong(row, t, 'hash') end
+local there = taken(row, id)
+if there then return there end
 local score = whole(value, 0, BOUND[mode])
 if mode == 'in' then
   local now = redis.call('TIME')

@@ -43,6 +43,7 @@
 ]]
 
 --#include lib/wire.lua
+--#include lib/gate.lua
 
 local id = ARGV[1]
 local row = KEYS[1]
@@ -51,24 +52,18 @@ local schedule = KEYS[2]
 local BOUND = { at = 3903090455551, ['in'] = 315576000000 }
 
 -- Kind gate: the wire admits only JOB-namespaced ids.
-if not is_job(id) then
-  return fail('EMQKIND job id must be JOB-namespaced')
-end
+local refused = gate_kind(id)
+if refused then return refused end
 
 -- Layout gate: both keys of one queue, the row this id's, the arguments exactly as above.
 if #KEYS ~= 2 then
   return fail('EMQLAYOUT expected 2 keys: emq:{q}:job:<id> emq:{q}:schedule')
 end
-local queue = string.match(schedule, '^emq:{([^{}]+)}:schedule$')
-if queue == nil or not valid_queue(queue) then
-  return fail('EMQLAYOUT KEYS[2] must be emq:{<queue>}:schedule, the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')
-end
-if not branded(id) then
-  return fail('EMQLAYOUT ARGV[1] ' .. shown(id) .. ' is not a branded id: JOB + 11 base62 characters, at most JOBAzL8n0Y58m7')
-end
-if row ~= 'emq:{' .. queue .. '}:job:' .. id then
-  return fail('EMQLAYOUT KEYS[1] must be emq:{' .. queue .. '}:job:' .. id)
-end
+local queue
+queue, refused = gate_queue(2, 'schedule')
+if not queue then return refused end
+refused = gate_id(id) or gate_key(1, 'emq:{' .. queue .. '}:job:' .. id)
+if refused then return refused end
 if #ARGV ~= 4 and #ARGV ~= 5 then
   return fail('EMQLAYOUT expected 4 or 5 arguments: id, at|in, value, [group,] payload')
 end
@@ -83,9 +78,8 @@ end
 local group = nil
 if #ARGV == 5 then
   group = ARGV[4]
-  if not branded(group) then
-    return fail('EMQLAYOUT ARGV[4] ' .. shown(group) .. ' is not a group: a branded id, 3 capitals and 11 base62 digits, at most AzL8n0Y58m7')
-  end
+  refused = gate_group(4, group)
+  if refused then return refused end
 end
 local payload = ARGV[#ARGV]
 
@@ -95,10 +89,8 @@ if redis.call('EXISTS', row) == 1 then
 end
 
 -- Type gate: the schedule set must be absent or a sorted set before we write.
-local kind = typeof(schedule)
-if kind ~= 'none' and kind ~= 'zset' then
-  return wrong(schedule, kind, 'zset')
-end
+refused = gate_types(schedule, 'zset')
+if refused then return refused end
 
 -- The run-at score: the caller's Unix ms, or the server's clock plus the delay.
 local score = value

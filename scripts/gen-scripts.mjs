@@ -3,13 +3,17 @@
 // so runtime code never reads files and anyone can recompute the digest from the repository.
 //
 // A script may include a library from lua/lib/ with a line of its own: `--#include lib/wire.lua`.
-// The sent text is the script with that line kept and the library's code (the file after its
-// opening --[[ ]] header) inlined after it, closed by `--#end lib/wire.lua`: self-contained.
+// The sent text is the script with that line kept and the library's helpers it uses inlined
+// after it, closed by `--#end lib/wire.lua`: self-contained. A library's code (the file after
+// its opening --[[ ]] header) is top-level `local` definitions only; a helper is inlined when
+// the script names it, or a helper inlined names it, so a script carries only what it runs
+// (the text rides in a REST request line after NOSCRIPT, and in the Worker bundle).
 // A script's own opening --[[ ]] header, its contract, stays in the repository: the sent text
 // has one line naming the file in its place. The SHA-1 is over the sent text, so
 // `sha1sum lua/<name>.lua` is not a script's SHA-1: use --print or --sha1 below. Refused: an include of a file not in lua/lib/, one library
 // included twice, an include inside a library (nested), any other line starting with --#, a
-// library without its header, and any byte outside printable ASCII (tabs and LF allowed) in a
+// library without its header or with a top-level statement other than a local definition, an
+// include of which the script uses nothing, and any byte outside printable ASCII (tabs and LF allowed) in a
 // script or a library, so that the text is its bytes.
 //
 //   node scripts/gen-scripts.mjs                writes shared/scripts.ts
@@ -62,25 +66,57 @@ function library(path) {
   return code.endsWith('\n') ? code : `${code}\n`;
 }
 
+/** A library's helpers, in file order: its code cut before each top-level `local`, each piece with the name it defines. */
+function helpers(path) {
+  const code = library(path);
+  const stray = /^(?![ \t]|local |end\b|[})]|--|$).*$/m.exec(code);
+  if (stray) fail(`lua/${path}: ${JSON.stringify(stray[0])}: a library's top level is local definitions only`);
+  return code
+    .split(/^(?=local )/m)
+    .filter((piece) => piece.trim() !== '')
+    .map((piece) => ({ name: /^local (?:function )?([A-Za-z_]\w*)/.exec(piece)[1], text: `${piece.trimEnd()}\n` }));
+}
+
+/** Whether Lua text names `name` (not as a field: `string.match` does not name match). */
+const names = (text, name) => new RegExp(`(?<![\\w.])${name}(?!\\w)`).test(text);
+
 /**
  * The text sent for lua/<file>: its opening --[[ ]] header (the contract, read in the repository)
- * left out for one line naming the file, and each include line followed by the library's code
- * and its end line. The header is most of each file: leaving it out keeps the EVAL fallback's
- * text (a URL path over REST) and the Worker bundle small.
+ * left out for one line naming the file, and each include line followed by the helpers of that
+ * library the script uses and its end line. The header is most of each file: leaving it out
+ * keeps the EVAL fallback's text (a URL path over REST) and the Worker bundle small.
  */
 function expand(file) {
-  const included = new Set();
   const source = ascii(file);
   const header = /^--\[\[\n[\s\S]*?\n\]\]\n/.exec(source);
   if (!header) fail(`lua/${file} must open with a --[[ ]] header: its contract (KEYS, ARGV, replies, errors, order)`);
   const body = `-- lua/${file}: its contract is that file's opening comment\n${source.slice(header[0].length)}`;
-  return body.replace(/^--#.*$/gm, (line) => {
+  const includes = [];
+  for (const line of body.match(/^--#.*$/gm) ?? []) {
     const path = /^--#include (lib\/[a-z0-9-]+\.lua)$/.exec(line)?.[1];
     if (!path || !libraries.has(path))
       fail(`lua/${file}: ${JSON.stringify(line)}: a --# line must be --#include of a file in lua/lib/ (${[...libraries].join(', ') || 'none'})`);
-    if (included.has(path)) fail(`lua/${file} includes ${path} twice`);
-    included.add(path);
-    return `${line}\n${library(path)}--#end ${path}`;
+    if (includes.includes(path)) fail(`lua/${file} includes ${path} twice`);
+    includes.push(path);
+  }
+  // the helpers used: named by the script, or by a helper used, until no more are named
+  const pieces = includes.flatMap((path) => helpers(path).map((h) => ({ ...h, path })));
+  const used = new Set();
+  let scanned = body.replace(/^--#.*$/gm, ''); // an include line names its library's file, no helper
+  for (let more = true; more; ) {
+    more = false;
+    for (const h of pieces) {
+      if (!used.has(h) && names(scanned, h.name)) {
+        used.add(h);
+        scanned += h.text;
+        more = true;
+      }
+    }
+  }
+  return body.replace(/^--#include (.*)$/gm, (line, path) => {
+    const taken = pieces.filter((h) => h.path === path && used.has(h));
+    if (taken.length === 0) fail(`lua/${file} includes ${path} and uses none of its helpers`);
+    return `${line}\n${taken.map((h) => h.text).join('\n')}--#end ${path}`;
   });
 }
 

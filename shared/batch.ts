@@ -4,7 +4,7 @@
 import type { Connection, Outcome, ScriptCommand } from './connection.js';
 import { dispatch, evalsha } from './dispatch.js';
 import { EmqError } from './errors.js';
-import { BatchError, MINT_TRIES, checkPayload, collisionError, verdictOf, type JobInput, type JobResult } from './enqueue.js';
+import { BatchError, MINT_TRIES, admissionOf, checkPayload, collisionError, type JobInput, type JobResult } from './enqueue.js';
 import { mintId, remint } from './ids.js';
 import { enqueueKeys, genqueueKeys, scheduleKeys, validateGroup } from './keyspace.js';
 import { scheduleArgs, type ScheduleOptions, type ScheduleResult } from './schedule.js';
@@ -98,11 +98,11 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
   // one id under two scripts: their calls must run in the batch's order, which a NOSCRIPT
   // answered to the first (resent after the rest ran) would break
   const ordered = scripts.length > 1 && crossesScripts(ids, placed);
-  const outcomes = await sendMinted(connection, scripts, ids, minted, commandOf, (o) => verdictOf(o) === 'duplicate', mint, ordered);
+  const outcomes = await sendMinted(connection, scripts, ids, minted, commandOf, (o) => admissionOf(o) === 'duplicate', mint, ordered);
 
   let failed = false;
   const results = ids.map((id, i): AdmitResult | { id: string; error: EmqError } => {
-    const verdict = verdictOf(outcomes[i]!, placed[i]!.name);
+    const verdict = admissionOf(outcomes[i]!, placed[i]!.name);
     if (verdict instanceof EmqError) {
       failed = true;
       return { id, error: verdict };

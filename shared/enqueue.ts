@@ -54,11 +54,15 @@ export function checkPayload(payload: unknown): asserts payload is Payload {
   }
 }
 
-/** The verdict a reply of @enqueue (or a script replying as it does) stands for, or the typed error it stands for. */
-export function verdictOf(outcome: Outcome, name = '@enqueue'): Verdict | EmqError {
+/**
+ * What a reply of @enqueue (or a script replying as it does: @genqueue, @schedule) tells its
+ * caller: 1 `admitted` (enqueued, or scheduled for @schedule), 0 duplicate; an error reply as
+ * the typed error it stands for. The metrics' and log lines' label is observe.ts's verdictOf.
+ */
+export function admissionOf<A extends string = 'enqueued'>(outcome: Outcome, name = '@enqueue', admitted = 'enqueued' as A): A | 'duplicate' | EmqError {
   if (!outcome.ok) return fromReply(outcome.error);
   const value = typeof outcome.value === 'bigint' ? Number(outcome.value) : outcome.value;
-  if (value === 1) return 'enqueued';
+  if (value === 1) return admitted;
   if (value === 0) return 'duplicate';
   return new ProtocolError(`${name} replied ${String(value)}; expected 1 or 0`);
 }
@@ -73,7 +77,7 @@ export function verdictOf(outcome: Outcome, name = '@enqueue'): Verdict | EmqErr
 export async function enqueue(connection: Connection, queue: string, id: string, payload: Payload): Promise<Verdict> {
   const keys = enqueueKeys(queue)(id);
   checkPayload(payload);
-  const verdict = verdictOf(await runScript(connection, enqueueScript, keys, [id, payload]));
+  const verdict = admissionOf(await runScript(connection, enqueueScript, keys, [id, payload]));
   if (verdict instanceof EmqError) throw verdict;
   return verdict;
 }
@@ -89,7 +93,7 @@ export async function enqueueNew(connection: Connection, queue: string, payload:
   checkPayload(payload);
   for (let tries = 1; tries <= MINT_TRIES; tries++) {
     const id = tries === 1 ? mint() : remint(mint);
-    const verdict = verdictOf(await runScript(connection, enqueueScript, keysOf(id), [id, payload]));
+    const verdict = admissionOf(await runScript(connection, enqueueScript, keysOf(id), [id, payload]));
     if (verdict instanceof EmqError) throw verdict;
     if (verdict === 'enqueued') return id;
   }

@@ -5,7 +5,7 @@
 import type { Connection } from './connection.js';
 import { runScript } from './dispatch.js';
 import { EmqError, fromReply } from './errors.js';
-import { checkPayload, verdictOf, type Payload, type Verdict } from './enqueue.js';
+import { admissionOf, checkPayload, type Payload, type Verdict } from './enqueue.js';
 import { checkTtlSeconds, replyOf, sendOnce, type OnceOptions } from './enqueue-once.js';
 import { mintId } from './ids.js';
 import { dedupIdOf, dedupKey, genqueueKeys, validateGroup, validateId } from './keyspace.js';
@@ -21,7 +21,7 @@ import { genqueueOnceScript, genqueueScript } from './scripts.js';
 export async function enqueueGrouped(connection: Connection, queue: string, group: string, id: string, payload: Payload): Promise<Verdict> {
   const keys = genqueueKeys(queue)(id, group);
   checkPayload(payload);
-  const verdict = verdictOf(await runScript(connection, genqueueScript, keys, [id, group, payload]), '@genqueue');
+  const verdict = admissionOf(await runScript(connection, genqueueScript, keys, [id, group, payload]), '@genqueue');
   if (verdict instanceof EmqError) throw verdict;
   return verdict;
 }

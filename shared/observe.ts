@@ -45,7 +45,20 @@ const CODES = new Set(
 /** The script's own refusals: the caller's input, nothing written. */
 const REFUSALS = new Set(['EMQKIND', 'EMQLAYOUT', 'EMQCONFLICT', 'WRONGTYPE']);
 
-export type VerdictLabel = 'enqueued' | 'scheduled' | 'duplicate' | 'taken' | 'found' | 'missing' | 'refused' | 'error' | 'unexpected';
+export type VerdictLabel =
+  | 'enqueued'
+  | 'scheduled'
+  | 'duplicate'
+  | 'taken'
+  | 'found'
+  | 'missing'
+  | 'held'
+  | 'resumed'
+  | 'clear'
+  | 'there'
+  | 'refused'
+  | 'error'
+  | 'unexpected';
 
 /** An error reply's first word, from a bounded set (OTHER for the rest). */
 export function errorCode(message: string): string {
@@ -53,11 +66,24 @@ export function errorCode(message: string): string {
   return CODES.has(prefix) ? prefix : 'OTHER';
 }
 
+const flag = (v: unknown) => (typeof v === 'bigint' ? Number(v) : v);
+
+/** A reply's label from its flag: `labels[flag]`, else unexpected (a reply the script's header does not list). */
+function labelled(f: unknown, labels: Readonly<Record<number, VerdictLabel>>): VerdictLabel {
+  return (typeof f === 'number' && labels[f]) || 'unexpected';
+}
+
 /**
- * What a script's reply stands for, as a bounded label: enqueued, scheduled or duplicate;
- * `taken` (a -once script's id named another minter's job: minted again); found or missing
- * (job-state); `refused` with the script's refusal code; `error` with the error reply's first
- * word; `unexpected` for a reply no script gives.
+ * What a script's reply stands for, as a bounded label (each script's replies: its header in lua/):
+ * - enqueue, genqueue, schedule: 1 enqueued (scheduled), 0 duplicate; the -once twins the
+ *   same from [1 | 0, id], and [2, id] `taken` (the id named another minter's job: minted again)
+ * - job-state: found, or missing (nil)
+ * - flow: N (1 to 1000 children) enqueued, 0 duplicate
+ * - flow-parent: 1 held, [2, ids...] resumed (held by an earlier send of the flow), 0 duplicate
+ * - flow-child: 1 clear (check: it would land; land: it landed: the reply does not say which
+ *   mode, and a flow's host sends both, so a child landed counts twice), 0 there (there or ran)
+ * - an error reply: `refused` with the script's refusal code, else `error` with its first word
+ * - `unexpected` for a reply the script does not give.
  */
 export function verdictOf(script: Script, outcome: Outcome): { verdict: VerdictLabel; code?: string } {
   if (!outcome.ok) {
@@ -65,22 +91,30 @@ export function verdictOf(script: Script, outcome: Outcome): { verdict: VerdictL
     return { verdict: REFUSALS.has(code) ? 'refused' : 'error', code };
   }
   const value = outcome.value;
-  const flag = (v: unknown) => (typeof v === 'bigint' ? Number(v) : v);
-  const admitted: VerdictLabel = script.name.startsWith('schedule') ? 'scheduled' : 'enqueued';
+  const head = Array.isArray(value) ? flag(value[0]) : undefined;
   switch (script.name) {
     case 'job-state':
-      return { verdict: value === null ? 'missing' : 'found' };
+      return { verdict: value === null ? 'missing' : Array.isArray(value) ? 'found' : 'unexpected' };
     case 'enqueue':
     case 'genqueue':
-    case 'schedule': {
-      const f = flag(value);
-      return { verdict: f === 1 ? admitted : f === 0 ? 'duplicate' : 'unexpected' };
+      return { verdict: labelled(flag(value), { 1: 'enqueued', 0: 'duplicate' }) };
+    case 'schedule':
+      return { verdict: labelled(flag(value), { 1: 'scheduled', 0: 'duplicate' }) };
+    case 'enqueue-once':
+    case 'genqueue-once':
+      return { verdict: labelled(head, { 1: 'enqueued', 0: 'duplicate', 2: 'taken' }) };
+    case 'schedule-once':
+      return { verdict: labelled(head, { 1: 'scheduled', 0: 'duplicate', 2: 'taken' }) };
+    case 'flow': {
+      const n = flag(value);
+      return { verdict: n === 0 ? 'duplicate' : Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 1000 ? 'enqueued' : 'unexpected' };
     }
-    default: {
-      // the -once scripts: [1 | 0 | 2, id]
-      const f = Array.isArray(value) ? flag(value[0]) : undefined;
-      return { verdict: f === 1 ? admitted : f === 0 ? 'duplicate' : f === 2 ? 'taken' : 'unexpected' };
-    }
+    case 'flow-parent':
+      return { verdict: head === 2 ? 'resumed' : labelled(flag(value), { 1: 'held', 0: 'duplicate' }) };
+    case 'flow-child':
+      return { verdict: labelled(flag(value), { 1: 'clear', 0: 'there' }) };
+    default:
+      return { verdict: 'unexpected' };
   }
 }
 

@@ -2,10 +2,10 @@
 // is born `state scheduled` and the id waits in emq:{q}:schedule at its run-at score (Unix
 // ms) until the library's @promote moves it to pending (or, with a group, to the group's
 // lane). EVALSHA first, EVAL only after NOSCRIPT, as every script.
-import type { Connection, Outcome } from './connection.js';
+import type { Connection } from './connection.js';
 import { runScript } from './dispatch.js';
-import { EmqError, ProtocolError, fromReply } from './errors.js';
-import { checkPayload, type Payload } from './enqueue.js';
+import { EmqError, fromReply } from './errors.js';
+import { admissionOf, checkPayload, type Payload } from './enqueue.js';
 import { checkTtlSeconds, replyOf, sendOnce, type OnceOptions } from './enqueue-once.js';
 import { mintId } from './ids.js';
 import { dedupIdOf, dedupKey, scheduleKeys, validateGroup, validateId } from './keyspace.js';
@@ -47,15 +47,6 @@ export function scheduleArgs(when: ScheduleOptions): ['at' | 'in', string] {
   return ['in', String(inMs)];
 }
 
-/** The verdict a reply of @schedule stands for, or the typed error it stands for. */
-function verdictOf(outcome: Outcome): ScheduleVerdict | EmqError {
-  if (!outcome.ok) return fromReply(outcome.error);
-  const value = typeof outcome.value === 'bigint' ? Number(outcome.value) : outcome.value;
-  if (value === 1) return 'scheduled';
-  if (value === 0) return 'duplicate';
-  return new ProtocolError(`@schedule replied ${String(value)}; expected 1 or 0`);
-}
-
 /** Checks one scheduled job's parts and answers @schedule's arguments after the id (payload last). */
 function argsOf(payload: Payload, options: ScheduleOptions): [string, string, ...string[], Payload] {
   const [mode, value] = scheduleArgs(options);
@@ -75,7 +66,7 @@ function argsOf(payload: Payload, options: ScheduleOptions): [string, string, ..
 export async function schedule(connection: Connection, queue: string, id: string, payload: Payload, options: ScheduleOptions): Promise<ScheduleVerdict> {
   const keys = scheduleKeys(queue)(id);
   const args = argsOf(payload, options);
-  const verdict = verdictOf(await runScript(connection, scheduleScript, keys, [id, ...args]));
+  const verdict = admissionOf(await runScript(connection, scheduleScript, keys, [id, ...args]), '@schedule', 'scheduled');
   if (verdict instanceof EmqError) throw verdict;
   return verdict;
 }

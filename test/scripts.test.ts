@@ -1,7 +1,7 @@
 // The runtime copy of each script is the .lua file's text with its opening header (its
 // contract) replaced by one line naming the file, and its includes expanded (each
-// `--#include lib/<x>.lua` line followed by that library's code, after its header, and
-// `--#end lib/<x>.lua`), and the SHA-1 of that text.
+// `--#include lib/<x>.lua` line followed by the helpers of that library the script uses,
+// verbatim and in file order, and `--#end lib/<x>.lua`), and the SHA-1 of that text.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,17 +15,38 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const luaDir = join(root, 'lua');
 const generator = join(root, 'scripts/gen-scripts.mjs');
 
-/** A library's code as inlined: the file after its opening --[[ ]] header. */
-const code = (lib: string) => readFileSync(join(luaDir, lib), 'utf8').replace(/^--\[\[\n[\s\S]*?\n\]\]\n+/, '');
+/** A library's helpers: its code (the file after its opening --[[ ]] header) cut before each top-level local. */
+const helpersOf = (lib: string) =>
+  readFileSync(join(luaDir, lib), 'utf8')
+    .replace(/^--\[\[\n[\s\S]*?\n\]\]\n+/, '')
+    .split(/^(?=local )/m)
+    .map((piece) => ({ name: /^local (?:function )?(\w+)/.exec(piece)![1]!, text: piece.trimEnd() }));
+/** Whether Lua text names `name` (a field, as in string.match, is not the local match). */
+const names = (text: string, name: string) => new RegExp(`(?<![\\w.])${name}(?!\\w)`).test(text);
 let sha1s: string | undefined;
 
 describe('shared/scripts.ts', () => {
   it.each(scripts.allScripts.map((s) => [s.name, s] as const))("holds lua/%s.lua with its includes expanded, and that text's SHA-1", (name, script) => {
     const source = readFileSync(join(luaDir, `${name}.lua`), 'utf8');
-    const expanded = source
-      .replace(/^--\[\[\n[\s\S]*?\n\]\]\n/, `-- lua/${name}.lua: its contract is that file's opening comment\n`)
-      .replace(/^--#include (lib\/[a-z0-9-]+\.lua)$/gm, (line, lib: string) => `${line}\n${code(lib)}--#end ${lib}`);
-    expect(script.text).toBe(expanded);
+    const blocks = [...script.text.matchAll(/^--#include (lib\/[a-z0-9-]+\.lua)\n([\s\S]*?)^--#end \1$/gm)];
+    // outside the inlined helpers, the text is the file's, its header one line
+    expect(script.text.replace(/^(--#include (lib\/[a-z0-9-]+\.lua))\n[\s\S]*?^--#end \2\n/gm, '$1\n')).toBe(
+      source.replace(/^--\[\[\n[\s\S]*?\n\]\]\n/, `-- lua/${name}.lua: its contract is that file's opening comment\n`),
+    );
+    expect(blocks.map((b) => b[1])).toEqual([...source.matchAll(/^--#include (lib\/[a-z0-9-]+\.lua)$/gm)].map((m) => m[1]));
+    for (const [, lib, block] of blocks) {
+      const helpers = helpersOf(lib!);
+      const inlined = block!.split(/^(?=local )/m).map((piece) => piece.trimEnd());
+      // each a helper of the library, verbatim, in the library's order
+      const at = inlined.map((piece) => helpers.findIndex((h) => h.text === piece));
+      expect(at, `${name}: ${lib}`).not.toContain(-1);
+      expect(at, `${name}: ${lib}`).toEqual([...at].sort((a, b) => a - b));
+      for (const h of helpers) {
+        const rest = script.text.replace(h.text, '');
+        // a helper is inlined exactly when the rest of the text names it: none missing, none dead
+        expect(names(rest, h.name), `${name}: ${lib} ${h.name}`).toBe(at.includes(helpers.indexOf(h)));
+      }
+    }
     expect(script.text).toMatch(/^[\x09\x0a\x20-\x7e]*$/);
     expect(script.sha1).toBe(createHash('sha1').update(script.text, 'utf8').digest('hex'));
     // what the docs tell anyone to run to see the text sent, and its SHA-1
@@ -87,6 +108,15 @@ describe('scripts/gen-scripts.mjs refuses', () => {
     }
   };
 
+  it('inlines only the helpers used: named by the script, or by a helper it uses', () => {
+    const lib = '--[[\n  lib/a.lua: a test library.\n]]\n\nlocal one = 1\n\nlocal function a() return one end\n\nlocal function b() return 2 end\n';
+    const r = run({ 'lib/a.lua': lib, 's.lua': `${HEAD}--#include lib/a.lua\nreturn a()\n` });
+    // a string inside the generated file: its JSON form, without the quotes
+    expect(r.written).toContain(
+      JSON.stringify('--#include lib/a.lua\nlocal one = 1\n\nlocal function a() return one end\n--#end lib/a.lua\nreturn a()\n').slice(1, -1),
+    );
+  });
+
   it('nothing in a tree it accepts, and expands an include there', () => {
     const r = run({ 'lib/a.lua': LIB, 's.lua': `${HEAD}-- s\n--#include lib/a.lua\nreturn a()\n` });
     expect(r.ok).toBe(true);
@@ -117,6 +147,12 @@ describe('scripts/gen-scripts.mjs refuses', () => {
       { 'lib/a.lua': 'local function a() return 1 end\n', 's.lua': `${HEAD}--#include lib/a.lua\n` },
       /must open with a --\[\[ \]\] header/,
     ],
+    [
+      'a library with a top-level statement that is not a local definition',
+      { 'lib/a.lua': `${LIB}redis.call('SET', 'k', 'v')\n`, 's.lua': `${HEAD}--#include lib/a.lua\nreturn a()\n` },
+      /a library's top level is local definitions only/,
+    ],
+    ['an include the script uses nothing of', { 'lib/a.lua': LIB, 's.lua': `${HEAD}--#include lib/a.lua\nreturn 1\n` }, /uses none of its helpers/],
     ['a script without its header', { 's.lua': 'return 1\n' }, /lua\/s\.lua must open with a --\[\[ \]\] header: its contract/],
     ['a script that is not printable ASCII', { 's.lua': `${HEAD}return 'caf\u00e9'\n` }, /lua\/s\.lua must be printable ASCII/],
     [

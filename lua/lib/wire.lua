@@ -1,7 +1,9 @@
 --[[
   lib/wire.lua: the helpers every script shares. Not a script: scripts/gen-scripts.mjs
-  inlines the code below this header where a script has the line `--#include lib/wire.lua`,
-  so the text sent to Valkey (and its SHA-1) is self-contained. A library includes nothing.
+  inlines the helpers below this header that a script uses (names, or a helper it uses
+  names) where it has the line `--#include lib/wire.lua`, so the text sent to Valkey (and
+  its SHA-1) is self-contained. A library includes nothing, and its top level is local
+  definitions only.
   Each name is a local of the including script: a script must not define it again.
 
   Every helper reads, none writes: a script runs all its gates before its first write,
