@@ -21,6 +21,7 @@ import {
 } from '../shared/index.js';
 import { MINT_TRIES } from '../shared/enqueue.js';
 import { freshQueue, snapshot, type Admin } from './support/admin.js';
+import { refusalOf } from './support/gate.js';
 import { connectedTo, targets } from './support/targets.js';
 
 /** A job id the EchoMQ library minted (LIBRARY.md §a.4: 2026-01-01T00:00:00Z, node 4, seq 0). */
@@ -288,7 +289,7 @@ describe.each(targets())('@enqueue-once: $name', (target) => {
     for (const [keys, args, why] of cases) {
       const outcome = await run(keys, args);
       expect(outcome.ok, `${keys.join(' ')} | ${args.join(' ')}`).toBe(false);
-      expect(!outcome.ok && outcome.error, `${keys.join(' ')} | ${args.join(' ')}`).toMatch(why);
+      expect(!outcome.ok && outcome.error, `${keys.join(' ')} | ${args.join(' ')}`).toMatch(refusalOf(target, enqueueOnceScript, keys, args, why));
     }
     expect(await snapshot(admin, q, other)).toEqual(before);
     // the widest ttl is taken

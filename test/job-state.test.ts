@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome } from '../shared/connection.js';
 import { InvalidIdError, KindError, ProtocolError, WrongTypeError, enqueue, enqueueGrouped, jobState, jobStateScript, mintId } from '../shared/index.js';
 import { freshQueue, snapshot, type Admin } from './support/admin.js';
+import { refusalOf } from './support/gate.js';
 import { connectedTo, targets } from './support/targets.js';
 
 const SETS = ['pending', 'active', 'schedule', 'dead'] as const;
@@ -170,7 +171,7 @@ describe.each(targets())('@job-state: $name', (target) => {
     for (const [keys, args] of cases) {
       const outcome = await run(keys, args);
       expect(outcome.ok, `${keys.join(' ')} | ${args.join(' ')}`).toBe(false);
-      expect(!outcome.ok && outcome.error, `${keys.join(' ')} | ${args.join(' ')}`).toMatch(/^EMQLAYOUT/);
+      expect(!outcome.ok && outcome.error, `${keys.join(' ')} | ${args.join(' ')}`).toMatch(refusalOf(target, jobStateScript, keys, args, /^EMQLAYOUT/));
     }
     expect(await snapshot(admin, q, other)).toEqual(before);
   });

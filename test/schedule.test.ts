@@ -26,6 +26,7 @@ import {
 } from '../shared/index.js';
 import { freshQueue, snapshot, type Admin } from './support/admin.js';
 import { counting } from './support/counting.js';
+import { refusalOf } from './support/gate.js';
 import { connectedTo, targets } from './support/targets.js';
 
 const GROUP = 'PRT0KHTOWnGLuC';
@@ -204,7 +205,7 @@ describe.each(targets())('@schedule: $name', (target) => {
       for (const [keys, args, why] of cases) {
         const outcome = await run(keys, args);
         expect(outcome.ok, `${keys.join(' ')} | ${args.join(' ')}`).toBe(false);
-        expect(!outcome.ok && outcome.error, `${keys.join(' ')} | ${args.join(' ')}`).toMatch(why);
+        expect(!outcome.ok && outcome.error, `${keys.join(' ')} | ${args.join(' ')}`).toMatch(refusalOf(target, scheduleScript, keys, args, why));
         expect(!outcome.ok && outcome.error).toMatch(/^[ -~]{1,400}$/);
       }
       expect(await snapshot(admin, q, other)).toEqual(before);
@@ -443,7 +444,7 @@ describe.each(targets())('@schedule-once: $name', (target) => {
     before = await snapshot(admin, q5, `${q5}x`);
     for (const [keys, args, why] of cases) {
       const outcome = await run(keys, args);
-      expect(!outcome.ok && outcome.error, `${keys.join(' ')} | ${args.join(' ')}`).toMatch(why);
+      expect(!outcome.ok && outcome.error, `${keys.join(' ')} | ${args.join(' ')}`).toMatch(refusalOf(target, scheduleOnceScript, keys, args, why));
     }
     expect(await snapshot(admin, q5, `${q5}x`)).toEqual(before);
     const ok = await run([row, sched, de], [id5, '0', '9999999999', 'in', '0', GROUP, new Uint8Array([0xff, 0])] as Array<string | Uint8Array>);

@@ -36,15 +36,16 @@ async function told(run: () => Promise<void>) {
 }
 
 describe('the Worker job path (worker-jobs.ts)', () => {
-  it('finding 6 (second review): a gateway 413 answers a fixed text, no URL or upstream words; the detail goes to console.error under the request id', async () => {
+  it('finding 6 (second review): a gateway 413 answers 413 payload_too_large in fixed words, no URL or upstream words; the detail goes to console.error under the request id', async () => {
     let res!: Response;
     const { errors } = await told(async () => {
       res = await post(`/v1/queues/wsr-${Date.now().toString(36)}/jobs`, 'x'.repeat(2 * 1024 * 1024 + 4096));
     });
     const text = await res.text();
-    expect(res.status).toBe(400);
-    expect(JSON.parse(text)).toMatchObject({ code: 'invalid_payload' });
-    for (const leak of ['http://', new URL(gw.url).host, 'REST', '413', 'larger than']) expect(text).not.toContain(leak);
+    expect(res.status).toBe(413);
+    expect(JSON.parse(text)).toMatchObject({ code: 'payload_too_large' });
+    for (const leak of ['http://', new URL(gw.url).host, 'REST', 'larger than']) expect(text).not.toContain(leak);
+    expect(JSON.parse(text).detail).not.toContain('413');
     const id = res.headers.get('X-Request-Id')!;
     const line = errors.find((e) => e.includes(`request ${id}:`));
     expect(line).toContain(`REST ${gw.url}`);
