@@ -18,7 +18,7 @@ import { type Variable, variable } from '../shared/config/variables.js';
 import { PatternError, checkPattern } from '../functions/producer/queue-patterns.js';
 import { repoRoot } from './repo-root.js';
 
-const BEGIN = '# ---- generated from regions.json by `npm run regions` (scripts/regions.mjs), do not edit: change regions.json ----';
+const BEGIN = '# ---- generated from regions.json by `npm run regions` (scripts/regions.ts), do not edit: change regions.json ----';
 const END = '# ---- end of the part generated from regions.json ----';
 
 const VAR_RULE = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -269,7 +269,7 @@ describe('scripts/regions.ts: regions.json → wrangler.toml', () => {
     ['one marker missing', `${TOP}\n# ---- end of the part generated from regions.json ----\n`, /the marker lines must appear once each, in this order/],
     [
       'a key after the end marker',
-      `${TOP}\n# ---- generated from regions.json by \`npm run regions\` (scripts/regions.mjs), do not edit: change regions.json ----\n# ---- end of the part generated from regions.json ----\nlogpush = true\n`,
+      `${TOP}\n# ---- generated from regions.json by \`npm run regions\` (scripts/regions.ts), do not edit: change regions.json ----\n# ---- end of the part generated from regions.json ----\nlogpush = true\n`,
       /"logpush = true" follows the end marker outside any table/,
     ],
     ['no top-level name', TOP.replace('name = "echomq-producer"\n', ''), /no top-level name = "<worker>"/],
