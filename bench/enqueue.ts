@@ -23,7 +23,7 @@
 // also as µs of CPU per op (per job; HTTP: per request answered). Rows run one at a time;
 // each starts and stops its own processes. This file runs them and writes the page; the rows
 // live in rows/ (server.ts, peer.ts, glide.ts, rest.ts, http.ts, memory.ts).
-// Written to bench/results/latest.{md,svg} plus a dated copy, unless a subset ran.
+// Written to bench/results/latest.{md,svg} (only those: a release keeps its baseline by copying them), unless a subset ran.
 //
 // Env: BENCH_MS (measured window per row, ms; default 5000), BENCH_WARM_MS (default 1000),
 // BENCH_ONLY=name,... (or names as arguments; rows by key or group, see ROWS and GROUPS; a
@@ -329,13 +329,10 @@ async function main(): Promise<number> {
   process.stdout.write(md('latest.svg'));
   if (save) {
     const svg = chart(rows, 'EchoMQ enqueue: ops/s per row, one run, one Valkey', `${stamp} · ${commit} · ${machine()} · ${version}`, CEILING);
-    const dated = stamp.replace(/[-:]/g, '').replace('T', '-');
     mkdirSync(results, { recursive: true });
     writeFileSync(join(results, 'latest.svg'), svg);
     writeFileSync(join(results, 'latest.md'), md('latest.svg'));
-    writeFileSync(join(results, `${dated}.svg`), svg);
-    writeFileSync(join(results, `${dated}.md`), md(`${dated}.svg`));
-    process.stderr.write(`bench: wrote ${results}/latest.md, latest.svg, ${dated}.md, ${dated}.svg\n`);
+    process.stderr.write(`bench: wrote ${results}/latest.md, latest.svg\n`);
   }
   return rows.some((r) => r.failed) ? 1 : 0;
 }
