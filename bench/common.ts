@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import type { Connection } from '../shared/connection.js';
 import { enqueue, enqueueMany, mintId } from '../shared/index.js';
-import type { Child, CpuWindow, Proc } from './procs.js';
+import { type Child, type CpuWindow, type Proc, cpuWindow } from './procs.js';
 import { fmtInt, type Row } from './report.js';
 import type { Server } from './server.js';
 
@@ -126,11 +126,30 @@ export function fillCpu(row: Row, cpu: CpuWindow, valkey: readonly Proc[], load:
   row.others = cpu.machine === undefined ? undefined : Math.max(0, cpu.machine - ours);
 }
 
-/** Latency, throughput and the count check of a driven row. */
-export function fillDriven(row: Row, measured: Driven, held: number, sent: number, what: string): void {
-  row.opsPerSec = measured.ops / measured.seconds;
-  row.p50Ms = quantile(measured.latencies, 0.5);
-  row.p99Ms = quantile(measured.latencies, 0.99);
-  if (held !== sent) row.problems.push(`${fmtInt(held)} jobs in ${what}, ${fmtInt(sent)} enqueued (warm-up included)`);
-  else row.notes.push(`checked: ${fmtInt(held)} jobs in ${what}, as many as enqueued (warm-up included)`);
+export interface DrivenRow {
+  inFlight: number;
+  step: () => Promise<number>;
+  /** The processes whose CPU is sampled; `valkey` are those of them that are Valkey. */
+  procs: readonly Proc[];
+  valkey: readonly Proc[];
+  /** The jobs held after the row, and where (for the check against those sent). */
+  count: () => Promise<number>;
+  where: string;
+  /** Called between the warm-up and the measured window. */
+  measuring?: () => void;
+}
+
+/** A closed-loop row: a warm-up, the measured window with every CPU sampled, then throughput, latency and the count check. */
+export async function drivenRow(row: Row, d: DrivenRow): Promise<Driven> {
+  const warm = await drive(d.inFlight, WARM_MS, d.step);
+  d.measuring?.();
+  const { value: m, cpu } = await cpuWindow(d.procs, () => drive(d.inFlight, MEASURE_MS, d.step, true));
+  fillCpu(row, cpu, d.valkey, { label: 'bench', cores: cpu.self });
+  row.opsPerSec = m.ops / m.seconds;
+  row.p50Ms = quantile(m.latencies, 0.5);
+  row.p99Ms = quantile(m.latencies, 0.99);
+  const [held, sent] = [await d.count(), warm.ops + m.ops];
+  if (held !== sent) row.problems.push(`${fmtInt(held)} jobs in ${d.where}, ${fmtInt(sent)} enqueued (warm-up included)`);
+  else row.notes.push(`checked: ${fmtInt(held)} jobs in ${d.where}, as many as enqueued (warm-up included)`);
+  return m;
 }

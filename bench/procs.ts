@@ -1,18 +1,15 @@
-// The bench's processes and their CPU.
-// Every process the bench starts is tracked here, so one set of rules stops them all:
-//   - servers (`emq producer`, the Node servers of bench/servers.ts, workerd) are started
-//     detached, each leading its own process group; stop() sends SIGTERM to the group, then
-//     SIGKILL after a grace period;
-//   - tools (wrk, valkey-benchmark) run to completion under a shell that reports their CPU;
-//   - processes started by scripts/ (Valkey, the gateway) are adopted by pid;
-//   - stopAll() stops whatever is still running (on success, failure, SIGINT, deadline), and
-//     an 'exit' hook SIGKILLs anything left, however the bench leaves (process.exit included).
-// CPU comes from /proc (Linux; undefined elsewhere), per process and per thread, so a row can
-// say which process, and which thread in it, was busy: a Node server's JS runs on its main
-// thread, a workerd isolate on one thread, glide's I/O on its own threads.
+// The bench's processes and their CPU. Every process it starts is tracked here, so one set of
+// rules stops them all: servers run detached, each leading its process group (SIGTERM to the
+// group, SIGKILL after a grace period); tools (wrk, valkey-benchmark) run to completion under a
+// shell that reports their CPU; processes started by scripts/ (Valkey, the gateway) are adopted
+// by pid; stopAll() stops what still runs, and an 'exit' hook SIGKILLs anything left. CPU comes
+// from /proc (Linux), per process and per thread: a Node server's JS runs on its main thread, a
+// workerd isolate on one thread, glide's I/O on its own threads.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { connect } from 'node:net';
 import { urlLineOf } from '../scripts/url-line.js';
+import { freePort } from '../scripts/valkey.js';
 
 const STARTUP_MS = 15_000;
 const GRACE_MS = 5_000;
@@ -21,7 +18,7 @@ const GRACE_MS = 5_000;
 export interface Tracked {
   label: string;
   pid: number;
-  /** What it wrote so far (stderr; stdout too for processes that log there), the last 8 KB. */
+  /** What it wrote to stderr so far, the last 8 KB. */
   output(): string;
   /** SIGTERM (to its group), SIGKILL after a grace period; the exit code (null when killed by a signal). */
   stop(): Promise<number | null>;
@@ -82,7 +79,6 @@ function track(
   const child = spawn(command, args, {
     env: { ...process.env, ...options.env },
     ...(options.cwd ? { cwd: options.cwd } : {}),
-    // stdin: a pipe the Node servers watch, so they exit when the bench dies without a word
     stdio: [options.stdin ? 'pipe' : 'ignore', stdout, 'pipe'],
     detached: true,
   });
@@ -117,58 +113,67 @@ function track(
   live.set(tracked, { kill: () => killGroup(child, 'SIGKILL') });
   void exited.then(() => live.delete(tracked));
   if (child.pid !== undefined) history.push({ label, pid: child.pid });
-  return { child, tracked, exited, keep };
+  return { child, tracked, exited };
 }
 
 /**
- * Starts a server: `node <args>` (or `command`), ready once it prints its URL as the first
- * stdout line; or, given `ready` (workerd, which prints none), once `ready()` answers true.
- * With `stdoutFile`, its stdout (the URL line, then its request logs) goes to that file, as a
- * service manager would keep it, rather than into a pipe the bench drains line by line.
- * Stopped and thrown on failure to start in time.
+ * Starts a server, its stdout (the URL line, then its request logs) going to `stdoutFile` as a
+ * service manager would keep it, not into a pipe the bench drains line by line (a pipe wakes
+ * its reader on every line, which shows in the writer's CPU). Ready once the file's first line
+ * is its URL; or, given `port` (workerd, webdis: they print none), once that port accepts a
+ * connection. Stopped and thrown on failure to start in time.
  */
 export async function spawnServing(
   label: string,
   args: string[],
-  options: { env?: Record<string, string>; command?: string; cwd?: string; ready?: () => Promise<boolean>; stdoutFile?: string } = {},
+  options: { stdoutFile: string; env?: Record<string, string>; command?: string; cwd?: string; port?: number },
 ): Promise<Child> {
-  const { env, command = process.execPath, cwd, ready, stdoutFile } = options;
-  const { child, tracked, exited, keep } = track(label, command, args, {
-    ...(env ? { env } : {}),
-    ...(cwd ? { cwd } : {}),
-    ...(stdoutFile ? { stdoutFile } : {}),
-    stdin: !ready,
-  });
-  let out = '';
-  const url = new Promise<string>((resolve, reject) => {
-    if (stdoutFile !== undefined && !ready) {
-      urlLineOf(stdoutFile, exited, STARTUP_MS, () => tracked.output().trim().slice(-1000)).then(resolve, (e: Error) =>
-        reject(new Error(`${label} ${e.message}`)),
-      );
-      return;
-    }
-    const timer = setTimeout(() => reject(new Error(`${label} did not start within ${STARTUP_MS} ms: ${tracked.output().trim().slice(-1000)}`)), STARTUP_MS);
-    void exited.then((code) => (clearTimeout(timer), reject(new Error(`${label} exited (${code}) before it served: ${tracked.output().trim().slice(-1000)}`))));
-    const onData = (d: Buffer) => {
-      out += d;
-      const line = /^(http:\/\/\S+)\n/.exec(out);
-      if (ready || !line) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData).on('data', keep); // keep draining: a full pipe would block it
-      resolve(line[1]!);
-    };
-    if (stdoutFile === undefined) child.stdout!.on('data', ready ? keep : onData);
-    const poll = async () => {
-      if (await ready!()) return (clearTimeout(timer), resolve(''));
-      if (!gone(child)) setTimeout(poll, 50);
-    };
-    if (ready) void poll();
-  });
+  const { env, command = process.execPath, cwd, port, stdoutFile } = options;
+  // stdin: a pipe the Node servers watch, so they exit when the bench dies without a word
+  const { tracked, exited } = track(label, command, args, { ...(env ? { env } : {}), ...(cwd ? { cwd } : {}), stdoutFile, stdin: port === undefined });
+  const why = () => tracked.output().trim().slice(-1000);
   try {
-    return { ...tracked, url: await url };
+    const url = port === undefined ? await urlLineOf(stdoutFile, exited, STARTUP_MS, why) : await accepting(port, exited, why);
+    return { ...tracked, url };
   } catch (e) {
     await tracked.stop();
-    throw e;
+    throw new Error(`${label} ${(e as Error).message}`);
+  }
+}
+
+/** http://127.0.0.1:<port> once it accepts a connection; rejects when `exited` settles first or after STARTUP_MS. */
+function accepting(port: number, exited: Promise<unknown>, why: () => string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const timer = setTimeout(() => ((done = true), reject(new Error(`did not start within ${STARTUP_MS} ms: ${why()}`))), STARTUP_MS);
+    void exited.then((code) => ((done = true), clearTimeout(timer), reject(new Error(`exited (${code}) before it served: ${why()}`))));
+    const poll = async () => {
+      if (done) return;
+      if (await canConnect(port)) return (clearTimeout(timer), resolve(`http://127.0.0.1:${port}`));
+      setTimeout(poll, 50);
+    };
+    void poll();
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => (sock.destroy(), resolve(ok));
+    sock.setTimeout(500, () => done(false));
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
+  });
+}
+
+/** `start` on a free port, again (twice) when another process took that port first. */
+export async function onFreePort<T>(start: (port: number) => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (err) {
+      if (attempt >= 2 || !/Address already in use|EADDRINUSE/i.test((err as Error).message)) throw err;
+    }
   }
 }
 
@@ -197,6 +202,15 @@ export async function runTool(label: string, command: string, args: readonly str
   const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
   const cpu = fields ? (Number(fields[13]) + Number(fields[14])) / clockTicks() : NaN; // cutime, cstime (fields 16, 17 of proc(5))
   return { code, stdout, stderr: tracked.output(), cpuSeconds: Number.isFinite(cpu) ? cpu : undefined };
+}
+
+/** What a command prints (a version), trimmed; undefined when it cannot be run. */
+export function outputOf(command: string, args: readonly string[]): string | undefined {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', timeout: 10_000 }).trim();
+  } catch {
+    return undefined;
+  }
 }
 
 /** Stops every process still running (SIGTERM, SIGKILL after the grace period) but those stopped by their owner; exits awaited. */

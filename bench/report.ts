@@ -1,5 +1,6 @@
-// The result of a run: one markdown table (rows, ratios, latency, CPU), the notes under it,
-// the targets, and the bar chart (plain SVG). The same text is printed and saved.
+// The result of a run as markdown: the table (rows, ratios, latency, CPU), the CPU per op, the
+// memory section, the targets and each row's notes. The same page is printed and saved; its
+// chart is chart.ts'.
 import { cpus, totalmem } from 'node:os';
 import type { ProcUse } from './procs.js';
 
@@ -70,23 +71,18 @@ function procCell(p: ProcUse): string {
   return `${p.label} ${fmtCores(p.use.cores)} [${fmtCores(p.use.topThread)}]`;
 }
 
+/** A markdown table, columns padded to their widest cell; those in `right` aligned right. */
+export function mdTable(head: readonly string[], body: readonly string[][], right: ReadonlySet<number>): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (right.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
+  return [line(head), rule, ...body.map(line)].join('\n');
+}
+
 /** The markdown table, one line per row. `ceilingKey` names the row every other is divided by. */
 export function table(rows: readonly Row[], ceilingKey: string): string {
   const ceiling = figure(rows, ceilingKey);
-  const head = [
-    '#',
-    'what',
-    'ops/s',
-    'vs ceiling',
-    'vs peer',
-    'vs ref',
-    'p50 ms',
-    'p99 ms',
-    'load CPU',
-    'Valkey CPU',
-    'in between: CPU [busiest thread]',
-    'others',
-  ];
+  const head = '#|what|ops/s|vs ceiling|vs peer|vs ref|p50 ms|p99 ms|load CPU|Valkey CPU|in between: CPU [busiest thread]|others'.split('|');
   const right = new Set([2, 3, 4, 5, 6, 7, 9, 11]);
   const body = rows.map((r) => {
     const ok = r.opsPerSec !== undefined && !r.failed;
@@ -106,10 +102,7 @@ export function table(rows: readonly Row[], ceilingKey: string): string {
       ok && r.others !== undefined ? fmtCores(r.others) : '',
     ];
   });
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => (right.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
-  return [line(head), rule, ...body.map(line)].join('\n');
+  return mdTable(head, body, right);
 }
 
 /** Lines like `PASS  single enqueue >= 1.0x BullMQ Queue.add: 1.12x`. */
@@ -159,10 +152,7 @@ export function cpuTable(rows: readonly Row[]): string {
         fmtUs(sum),
       ];
     });
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => (right.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
-  return [line(head), rule, ...body.map(line)].join('\n');
+  return mdTable(head, body, right);
 }
 
 /** Each row's notes, problems and failure, under its number. */
@@ -234,90 +224,4 @@ export function page(p: Page, svg: string): string {
     p.accounting,
     '',
   ].join('\n');
-}
-
-// ---- the chart: one bar per row with a figure, ops/s on a linear scale, coloured by what
-// the row measures, the ceiling as a dashed line. Plain SVG, no dependency.
-
-const COLOURS: Record<Group, string> = {
-  server: '#374151',
-  peer: '#d97706',
-  glide: '#2563eb',
-  cluster: '#7c3aed',
-  rest: '#0891b2',
-  http: '#059669',
-  floor: '#cbd5e1',
-};
-/** The chart's legend, in this order. */
-const LEGEND: Array<[Group, string]> = [
-  ['server', 'server alone'],
-  ['glide', 'glide'],
-  ['cluster', 'glide, cluster'],
-  ['rest', 'REST'],
-  ['http', 'HTTP'],
-  ['floor', 'no-op floors'],
-  ['peer', 'peers: BullMQ, webdis'],
-];
-
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-/** A round step for the axis: 1, 2 or 5 times a power of ten, about `ticks` of them to `max`. */
-function step(max: number, ticks: number): number {
-  const raw = max / ticks;
-  const p = 10 ** Math.floor(Math.log10(raw));
-  return [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) ?? 10 * p;
-}
-
-export function chart(rows: readonly Row[], title: string, subtitle: string, ceilingKey: string): string {
-  const bars = rows.filter((r) => r.opsPerSec !== undefined && !r.failed);
-  const [labelW, plotW, valueW, barH, gap, top] = [280, 560, 90, 18, 6, 78];
-  const width = labelW + plotW + valueW + 20;
-  const height = top + bars.length * (barH + gap) + 56;
-  const max = Math.max(1, ...bars.map((r) => r.opsPerSec!));
-  const s = step(max, 5);
-  const axisMax = Math.ceil(max / s) * s;
-  const x = (v: number) => labelW + (v / axisMax) * plotW;
-  const out: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
-    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
-    `<text x="10" y="22" font-size="15" font-weight="bold" fill="#111827">${esc(title)}</text>`,
-    `<text x="10" y="40" fill="#4b5563">${esc(subtitle)}</text>`,
-  ];
-  const plotBottom = top + bars.length * (barH + gap);
-  for (let v = 0; v <= axisMax; v += s) {
-    out.push(
-      `<line x1="${x(v).toFixed(1)}" y1="${top - 6}" x2="${x(v).toFixed(1)}" y2="${plotBottom}" stroke="#e5e7eb"/>`,
-      `<text x="${x(v).toFixed(1)}" y="${plotBottom + 14}" text-anchor="middle" fill="#6b7280">${v >= 1000 ? `${v / 1000}k` : v}</text>`,
-    );
-  }
-  out.push(
-    `<text x="${labelW + plotW / 2}" y="${plotBottom + 30}" text-anchor="middle" fill="#6b7280">ops/s (jobs enqueued, or requests answered, per second)</text>`,
-  );
-  bars.forEach((r, i) => {
-    const y = top + i * (barH + gap);
-    const w = Math.max(1, x(r.opsPerSec!) - labelW);
-    const name = `#${r.n} ${r.short}${r.problems.length ? ' (not trusted)' : ''}`;
-    out.push(
-      `<text x="${labelW - 8}" y="${y + barH - 5}" text-anchor="end" fill="#111827">${esc(name.length > 44 ? `${name.slice(0, 43)}…` : name)}</text>`,
-      `<rect x="${labelW}" y="${y}" width="${w.toFixed(1)}" height="${barH}" fill="${COLOURS[r.group]}"${r.problems.length ? ' fill-opacity="0.45"' : ''}><title>${esc(`#${r.n} ${r.name}`)}</title></rect>`,
-      `<text x="${(labelW + w + 6).toFixed(1)}" y="${y + barH - 5}" fill="#111827">${Math.round(r.opsPerSec!).toLocaleString('en-US')}</text>`,
-    );
-  });
-  const ceiling = bars.find((r) => r.key === ceilingKey);
-  if (ceiling) {
-    const cx = x(ceiling.opsPerSec!).toFixed(1);
-    out.push(`<line x1="${cx}" y1="${top - 6}" x2="${cx}" y2="${plotBottom}" stroke="#111827" stroke-dasharray="4 3"/>`);
-  }
-  let lx = labelW;
-  for (const [group, text] of LEGEND) {
-    if (!bars.some((r) => r.group === group)) continue;
-    out.push(
-      `<rect x="${lx}" y="${top - 20}" width="10" height="10" fill="${COLOURS[group]}"/>`,
-      `<text x="${lx + 14}" y="${top - 11}" fill="#374151">${esc(text)}</text>`,
-    );
-    lx += 24 + text.length * 6.5;
-  }
-  if (ceiling) out.push(`<text x="${lx}" y="${top - 11}" fill="#374151">- - - ceiling (#${ceiling.n})</text>`);
-  out.push('</svg>');
-  return `${out.join('\n')}\n`;
 }

@@ -103,14 +103,22 @@ export class Server {
     if (sha !== enqueueScript.sha1) throw new Error(`SCRIPT LOAD answered ${sha}, expected ${enqueueScript.sha1}`);
   }
 
+  /** Every key matching `pattern` (SCAN). */
+  async keys(pattern: string): Promise<string[]> {
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, found] = (await this.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', '10000')) as [string, string[]];
+      keys.push(...found);
+      cursor = next;
+    } while (cursor !== '0');
+    return keys;
+  }
+
   private async dropOurKeys(): Promise<void> {
     for (const pattern of OUR_KEYS) {
-      let cursor = '0';
-      do {
-        const [next, keys] = (await this.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', '10000')) as [string, string[]];
-        if (keys.length > 0) await this.call('UNLINK', ...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      const keys = await this.keys(pattern);
+      for (let i = 0; i < keys.length; i += 10_000) await this.call('UNLINK', ...keys.slice(i, i + 10_000));
     }
   }
 

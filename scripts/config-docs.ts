@@ -1,6 +1,6 @@
 // shared/config/variables.ts → docs/configuration.md's table and the comments at the top
 // of wrangler.toml (the Worker's vars and secrets), each between its marker lines; the rest of
-// both files is left exactly as it is (scripts/regions.mjs owns wrangler.toml's generated end).
+// both files is left exactly as it is (scripts/regions.ts owns wrangler.toml's generated end).
 //   npm run config-docs                                rewrite both
 //   node dist/scripts/config-docs.js --check           change nothing; exit 1 if either differs
 // Exit codes: 0 done or up to date; 1 drift under --check, or markers missing; 2 usage.

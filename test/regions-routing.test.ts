@@ -1,6 +1,6 @@
 // Home regions for real: two regions, each with its own Valkey server behind its own gateway
 // process (`emq gateway`), and each region's Worker started (wrangler's unstable_startWorker,
-// workerd underneath) from a wrangler.toml that scripts/regions.mjs generated from a
+// workerd underneath) from a wrangler.toml that scripts/regions.ts (dist/scripts/regions.js) generated from a
 // regions.json, driven over real HTTP. Only the secrets are given as bindings, as
 // `wrangler secret put` would.
 import { spawnSync } from 'node:child_process';
@@ -66,7 +66,7 @@ describe("a queue homed in another region: the Worker enqueues through that regi
     );
     const generated = spawnSync(
       process.execPath,
-      [join(root, 'scripts', 'regions.mjs'), '--regions', join(dir, 'regions.json'), '--wrangler', join(dir, 'wrangler.toml')],
+      [join(root, 'dist', 'scripts', 'regions.js'), '--regions', join(dir, 'regions.json'), '--wrangler', join(dir, 'wrangler.toml')],
       {
         encoding: 'utf8',
       },

@@ -1,4 +1,4 @@
-// regions.json → wrangler.toml: scripts/regions.mjs run as `npm run regions` runs it, on files
+// regions.json → wrangler.toml: scripts/regions.ts, compiled (pretest builds dist/), run as `npm run regions` runs it, on files
 // in a temporary directory, with wrangler's own config reader saying which environments and
 // vars came out. Then the Worker's side: regionsFrom (functions/producer/regions.ts) reading them.
 import { spawnSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import './workers/offline-env.js';
 import { regionsFrom } from '../functions/producer/regions.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const script = join(root, 'scripts', 'regions.mjs');
+const script = join(root, 'dist', 'scripts', 'regions.js');
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -65,7 +65,7 @@ async function wrangler() {
   };
 }
 
-describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
+describe('scripts/regions.ts: regions.json → wrangler.toml', () => {
   it("the repository's wrangler.toml matches its regions.json (--check)", () => {
     const r = spawnSync(process.execPath, [script, '--check'], { cwd: root, encoding: 'utf8' });
     expect(r.stderr).toBe('');
@@ -180,7 +180,11 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
       /queues\["billing"\]: unknown region "us-west" \(regions: us-east, eu-west, ap-south\)/,
     ],
     ['a URL that is not one', { regions: [{ name: 'us-east', restUrl: 'emq-gateway.example' }] }, /regions\[0\]\.restUrl: "emq-gateway\.example" is not a URL/],
-    ['plain http off loopback', { regions: [{ name: 'us-east', restUrl: 'http://emq-gateway.example' }] }, /regions\[0\]\.restUrl: .* must be https:\/\//],
+    [
+      'plain http off loopback',
+      { regions: [{ name: 'us-east', restUrl: 'http://emq-gateway.example' }] },
+      /regions\[0\]\.restUrl: .* must be an https:\/\/ URL/,
+    ],
     [
       'a token in the URL',
       { regions: [{ name: 'us-east', restUrl: 'https://gw.example/?_token=abc' }] },
@@ -206,8 +210,10 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
     [
       'a bad queue pattern',
       { ...MAP, queues: { 'a*b': 'us-east', 'x{y}.*': 'us-east' } },
-      /queues\["a\*b"\]: not a queue name, "<stem>\.\*" \(one segment under stem\), a prefix ending in \*, or \*[^]*queues\["x\{y\}\.\*"\]: not a queue name/,
+      /queues\["a\*b"\] is not a queue name or a pattern[^]*queues\["x\{y\}\.\*"\] ends in \.\* but/,
     ],
+    // the grammar is functions/producer/queue-patterns.ts', as the Worker reads EMQ_HOME_REGIONS
+    ['a reserved queue name', { ...MAP, queues: { emq: 'us-east' } }, /queues\["emq"\] is not a queue name or a pattern/],
     [
       'a secret among the vars',
       { ...MAP, vars: { EMQ_REST_TOKEN: 'x' } },
@@ -224,8 +230,17 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
     [
       'a size that is not a whole number',
       { ...MAP, vars: { EMQ_MAX_PAYLOAD_BYTES: '1 MiB' } },
-      /vars\.EMQ_MAX_PAYLOAD_BYTES: "1 MiB" is not a positive whole number/,
+      /vars\.EMQ_MAX_PAYLOAD_BYTES: "1 MiB" is not a whole number from 1 to 9007199254740991/,
     ],
+    // bounds, secrets and kinds come from the table (shared/config/variables.ts)
+    [
+      'a timeout past its bound',
+      { ...MAP, vars: { EMQ_REST_TIMEOUT_MS: '86400001' } },
+      /vars\.EMQ_REST_TIMEOUT_MS: "86400001" is not a whole number from 1 to 86400000/,
+    ],
+    ['a word not among the choices', { ...MAP, vars: { EMQ_LOG: 'loud' } }, /vars\.EMQ_LOG: "loud" must be one of info, debug, off/],
+    ['EMQ_SOURCES among the vars', { ...MAP, vars: { EMQ_SOURCES: '{}' } }, /vars\.EMQ_SOURCES: a secret/],
+    ['EMQ_METRICS_TOKEN among the vars', { ...MAP, vars: { EMQ_METRICS_TOKEN: 'x' } }, /vars\.EMQ_METRICS_TOKEN: a secret/],
     ['a misspelt key', { ...MAP, quues: {} }, /"quues": unknown key/],
     ['a misspelt region key', { regions: [{ name: 'us-east', url: US }] }, /regions\[0\]: unknown key "url"[^]*regions\[0\]\.restUrl: must be a string/],
     ['no regions', { regions: [] }, /regions: must be a non-empty array/],
@@ -254,7 +269,7 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
     ['one marker missing', `${TOP}\n# ---- end of the part generated from regions.json ----\n`, /the marker lines must appear once each, in this order/],
     [
       'a key after the end marker',
-      `${TOP}\n# ---- generated from regions.json by \`npm run regions\` (scripts/regions.mjs), do not edit: change regions.json ----\n# ---- end of the part generated from regions.json ----\nlogpush = true\n`,
+      `${TOP}\n# ---- generated from regions.json by \`npm run regions\` (scripts/regions.ts), do not edit: change regions.json ----\n# ---- end of the part generated from regions.json ----\nlogpush = true\n`,
       /"logpush = true" follows the end marker outside any table/,
     ],
     ['no top-level name', TOP.replace('name = "echomq-producer"\n', ''), /no top-level name = "<worker>"/],
@@ -281,7 +296,7 @@ describe('scripts/regions.mjs: regions.json → wrangler.toml', () => {
   it('usage errors exit 2', () => {
     const r = spawnSync(process.execPath, [script, '--nope'], { cwd: root, encoding: 'utf8' });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/usage: node scripts\/regions\.mjs/);
+    expect(r.stderr).toMatch(/usage: npm run regions/);
   });
 });
 

@@ -6,8 +6,8 @@ import { startCluster, type RunningCluster } from '../../scripts/cluster.js';
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { pendingKey } from '../../shared/index.js';
 import { command } from '../../functions/gateway/glide-commands.js';
-import { BATCHES_IN_FLIGHT, IN_FLIGHT, MEASURE_MS, PRIMARIES, QUEUES, WARM_MS, drive, fillCpu, fillDriven, queuesOf, steps, type Bench } from '../common.js';
-import { adopt, cpuWindow, type Proc } from '../procs.js';
+import { BATCHES_IN_FLIGHT, IN_FLIGHT, PRIMARIES, QUEUES, drivenRow, queuesOf, steps, type Bench } from '../common.js';
+import { adopt, type Proc } from '../procs.js';
 import { fmtInt, type Row } from '../report.js';
 
 /** glide's coalescing cap (connectGlide's maxBatch), to try other settings. */
@@ -113,11 +113,18 @@ async function glideRow(row: Row, target: Target, mode: 'single' | 'batch'): Pro
     const queues = queuesOf(`bench-${row.key}`);
     const step = steps(connection, queues)[mode];
     const inFlight = mode === 'single' ? IN_FLIGHT : BATCHES_IN_FLIGHT;
-    const warm = await drive(inFlight, WARM_MS, step);
-    const trips = countTrips(connection);
-    const { value: m, cpu } = await cpuWindow(target.valkey, () => drive(inFlight, MEASURE_MS, step, true));
-    fillCpu(row, cpu, target.valkey, { label: 'bench', cores: cpu.self });
-    fillDriven(row, m, await target.count(queues), warm.ops + m.ops, `the ${QUEUES} pending sets`);
+    const { valkey } = target;
+    let trips = { calls: 0, commands: 0 };
+    const measuring = () => void (trips = countTrips(connection));
+    const m = await drivenRow(row, {
+      inFlight,
+      step,
+      procs: valkey,
+      valkey,
+      count: () => target.count(queues),
+      where: `the ${QUEUES} pending sets`,
+      measuring,
+    });
     const perCall = trips.calls > 0 ? trips.commands / trips.calls : 0;
     row.notes.push(
       `${inFlight} calls in flight over ${QUEUES} queues, maxBatch ${MAX_BATCH ?? 'default (32)'}; ` +

@@ -9,7 +9,7 @@ import { Queue } from 'bullmq';
 import { connectGlide } from '../../shared/connections/glide.js';
 import { enqueueMany, pendingKey } from '../../shared/index.js';
 import { BATCH, payloadOf, type Bench } from '../common.js';
-import { fmtInt } from '../report.js';
+import { fmtInt, mdTable } from '../report.js';
 import { BULL_PREFIX, bullConnection } from './peer.js';
 
 const JOBS = 20_000;
@@ -41,16 +41,6 @@ export async function memoryRows(bench: Bench): Promise<string[]> {
   const first = got[0];
   const before = String(typeof first === 'object' ? first.value : got[1]);
   const used = async () => Number((await server.info('memory')).get('used_memory'));
-  const keysOf = async (pattern: string) => {
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, found] = (await server.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', '10000')) as [string, string[]];
-      keys.push(...found);
-      cursor = next;
-    } while (cursor !== '0');
-    return keys;
-  };
   const usage = async (keys: readonly string[]) => {
     let sum = 0;
     for (const k of keys) sum += Number(await server.call('MEMORY', 'USAGE', k, 'SAMPLES', '0'));
@@ -66,7 +56,7 @@ export async function memoryRows(bench: Bench): Promise<string[]> {
     const hashKey = await sampleHash();
     return {
       delta: (m1 - m0) / JOBS,
-      keys: (await usage(await keysOf(pattern))) / JOBS,
+      keys: (await usage(await server.keys(pattern))) / JOBS,
       hash: Number(await server.call('MEMORY', 'USAGE', hashKey, 'SAMPLES', '0')),
       encoding: String(await server.call('OBJECT', 'ENCODING', hashKey)),
     };
@@ -126,14 +116,10 @@ export async function memoryRows(bench: Bench): Promise<string[]> {
     await server.reset();
   }
   const head = ['hash-max-listpack-value', 'who', 'used_memory delta, bytes/job', 'MEMORY USAGE of its keys, bytes/job', "one job's hash, bytes (encoding)"];
-  const widths = head.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
   lines.push(
     `${fmtInt(JOBS)} jobs of a ${PAYLOAD_BYTES}-byte JSON payload into one queue, in batches of ${BATCH}, on a flushed server; per setting of hash-max-listpack-value (the server's default was ${before}).`,
     '',
-    line(head),
-    `|${widths.map((w, i) => (i >= 2 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
-    ...table.map(line),
+    mdTable(head, table, new Set([2, 3, 4])),
     '',
     "BullMQ's keys include its events stream (one entry per job, trimmed at ~10,000 by default) and its id counter; EchoMQ writes a row and a pending-set entry per job.",
   );

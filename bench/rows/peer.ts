@@ -4,8 +4,7 @@
 import { createRequire } from 'node:module';
 import { Queue } from 'bullmq';
 import type { ValkeyEndpoint } from '../../shared/connections/valkey-url.js';
-import { BATCH, BATCHES_IN_FLIGHT, IN_FLIGHT, MEASURE_MS, WARM_MS, drive, fillCpu, fillDriven, payloadOf, type Bench } from '../common.js';
-import { cpuWindow } from '../procs.js';
+import { BATCH, BATCHES_IN_FLIGHT, IN_FLIGHT, drivenRow, payloadOf, type Bench } from '../common.js';
 import type { Row } from '../report.js';
 
 export const BULL_PREFIX = 'bench-bull';
@@ -33,10 +32,8 @@ async function bullRow(bench: Bench, r: Row, batch: number, inFlight: number): P
       batch === 1
         ? async () => (await queue.add('job', payloadOf(n++)), 1)
         : async () => (await queue.addBulk(Array.from({ length: batch }, () => ({ name: 'job', data: payloadOf(n++) })))).length;
-    const warm = await drive(inFlight, WARM_MS, step);
-    const { value: measured, cpu } = await cpuWindow(bench.valkey, () => drive(inFlight, MEASURE_MS, step, true));
-    fillCpu(r, cpu, bench.valkey, { label: 'bench', cores: cpu.self });
-    fillDriven(r, measured, await queue.getWaitingCount(), warm.ops + measured.ops, 'the wait list');
+    const { valkey } = bench;
+    await drivenRow(r, { inFlight, step, procs: valkey, valkey, count: () => queue.getWaitingCount(), where: 'the wait list' });
     r.notes.push(`BullMQ ${versionOf('bullmq')}, ioredis ${versionOf('ioredis')}; ${inFlight} calls in flight; latency per call`);
   } finally {
     await queue.close();

@@ -2,8 +2,8 @@
 // the gateway started by scripts/gateway-process.ts. Row 9.
 import { startGatewayProcess, type GatewayProcess } from '../../scripts/gateway-process.js';
 import { connectRest } from '../../shared/connections/rest.js';
-import { IN_FLIGHT, MEASURE_MS, QUEUES, WARM_MS, drive, fillCpu, logFile, fillDriven, queuesOf, steps, type Bench } from '../common.js';
-import { adopt, cpuWindow, type Child } from '../procs.js';
+import { IN_FLIGHT, QUEUES, drivenRow, logFile, queuesOf, steps, type Bench } from '../common.js';
+import { adopt, type Child } from '../procs.js';
 import type { Row } from '../report.js';
 
 /** `emq gateway` in front of the bench's server, with fresh tokens, stopped (and its exit checked) at the end of `row`. */
@@ -22,11 +22,9 @@ export async function restRows(bench: Bench): Promise<void> {
     cleanup.push(() => connection.close());
     const queues = queuesOf('bench-rest');
     const step = steps(connection, queues).single;
-    const warm = await drive(IN_FLIGHT, WARM_MS, step);
     const procs = [{ label: 'gateway', pid: gw.pid }, ...bench.valkey];
-    const { value: m, cpu } = await cpuWindow(procs, () => drive(IN_FLIGHT, MEASURE_MS, step, true));
-    fillCpu(r, cpu, bench.valkey, { label: 'bench', cores: cpu.self });
-    fillDriven(r, m, await bench.zcards(queues), warm.ops + m.ops, `the ${QUEUES} pending sets`);
+    const count = () => bench.zcards(queues);
+    await drivenRow(r, { inFlight: IN_FLIGHT, step, procs, valkey: bench.valkey, count, where: `the ${QUEUES} pending sets` });
     r.notes.push(`connectRest (Node's fetch) → \`emq gateway\` ${gw.url} → Valkey; ${IN_FLIGHT} calls in flight over ${QUEUES} queues`);
   });
 }

@@ -1,18 +1,10 @@
 // What the server alone can do with @enqueue (EVALSHA of lua/enqueue.lua), the client out of
-// the way: 50 connections, 16 commands in flight on each. Rows 1 and 2, from two generators:
-//
-//   valkey-benchmark, duplicate path: the script's layout gate needs the same id in KEYS[1]
-//     and ARGV[1], and valkey-benchmark writes a different random number into each
-//     __rand_int__ of a command (probed on every run: see randIntIsConsistent), so it cannot
-//     send a fresh id. What it can send is one fixed, existing id: the duplicate path (the
-//     script finds the row and answers 0, writing nothing). Not the enqueue path, so not the
-//     ceiling; shown because it is what the standard tool measures.
-//   node RESP generator (below), unique ids: every command built beforehand with a fresh id
-//     in both places, spread over the same queues as the glide rows. This is the ceiling the
-//     other rows are divided by. The same generator also sends valkey-benchmark's duplicate
-//     command, and the two figures are compared: close figures mean the node generator is
-//     not what limits the ceiling.
-import { connect, type Socket } from 'node:net';
+// the way: 50 connections, 16 commands in flight on each. Row 1, valkey-benchmark: it writes a
+// different random number into each __rand_int__ of a command (probed every run), so it cannot
+// put one fresh id in KEYS[1] and ARGV[1]; it drives the duplicate path (one existing id, reply
+// 0, nothing written), shown because it is what the standard tool measures. Row 2, the ceiling
+// every row is divided by: resp-gen.ts sending unique ids over the glide rows' queues, then
+// valkey-benchmark's duplicate command, so close figures show the generator is not the limit.
 import { basename } from 'node:path';
 import { which } from '../../scripts/valkey.js';
 import { ID_ALPHABET } from '../../shared/ids.js';
@@ -21,9 +13,8 @@ import { MEASURE_MS, fillCpu, payloadOf, queuesOf, type Bench } from '../common.
 import { cpuWindow, runTool } from '../procs.js';
 import { fmtInt, type Row } from '../report.js';
 import type { Server } from '../server.js';
+import { CLIENTS, PIPELINE, checkTally, load, prepare } from '../resp-gen.js';
 
-const CLIENTS = 50;
-const PIPELINE = 16;
 const PAYLOAD = JSON.stringify(payloadOf(0));
 /** Commands per second the server rows are sized for: about one measured window's worth. */
 const CEILING_RATE = 80_000;
@@ -125,26 +116,14 @@ function uniqueJob(queues: readonly string[]) {
   return (i: number) => evalsha(queues[i % queues.length]!, id(i));
 }
 
-function checkTally(t: Tally, problems: string[], want: 'ones' | 'zeros'): void {
-  if (t.errors > 0) problems.push(`${t.errors} error replies, first: ${t.firstError}`);
-  if (want === 'ones' && t.zeros > 0) problems.push(`${t.zeros} duplicates where every id was new`);
-  if (want === 'zeros' && t.ones > 0) problems.push(`${t.ones} enqueued where every id existed`);
-}
-
 /** Row 2: the ceiling, unique ids over 64 queues, from the node RESP generator; then its calibration on the duplicate command, against `toolRps` when row 1 ran. */
 async function generatorUnique(bench: Bench, r: Row, total: number, toolRps: number | undefined): Promise<void> {
   const { server, valkey } = bench;
   const queues = queuesOf('bench-ceiling');
   const warmTotal = Math.round(total / 10);
   const unique = uniqueJob(queues);
-  checkTally(
-    await load(
-      server,
-      prepare(warmTotal, (i) => unique(total + i)),
-    ),
-    r.problems,
-    'ones',
-  );
+  const warm = prepare(warmTotal, (i) => unique(total + i));
+  checkTally(await load(server, warm), r.problems, 'ones');
   const work = prepare(total, unique); // every command built before the clock starts
   const errors = await errorsSince(server);
   const { value: tally, cpu } = await cpuWindow(valkey, () => load(server, work));
@@ -161,10 +140,8 @@ async function generatorUnique(bench: Bench, r: Row, total: number, toolRps: num
   try {
     await storeDuplicate(server);
     const dup = evalsha(DUP_QUEUE, DUP_ID);
-    const viaNode = await load(
-      server,
-      prepare(total, () => dup),
-    );
+    const dups = prepare(total, () => dup);
+    const viaNode = await load(server, dups);
     const calibration: string[] = [];
     checkTally(viaNode, calibration, 'zeros');
     const nodeRps = viaNode.replies / viaNode.seconds;
@@ -175,117 +152,5 @@ async function generatorUnique(bench: Bench, r: Row, total: number, toolRps: num
     );
   } catch (err) {
     r.notes.push(`calibration failed: ${(err as Error).message}`);
-  }
-}
-
-// ---- the node RESP generator: valkey-benchmark's shape (-c clients, -P pipeline, -n total),
-// for commands valkey-benchmark cannot express: every command is built ahead of time, so a
-// key and an argument can carry the same unique id. It counts replies and keeps the first error.
-
-interface Tally {
-  seconds: number;
-  /** CPU seconds this process spent while sending (building the commands excluded). */
-  cpuSeconds: number;
-  replies: number;
-  /** Integer replies 1 (enqueued) and 0 (duplicate). */
-  ones: number;
-  zeros: number;
-  errors: number;
-  firstError?: string | undefined;
-}
-
-function encode(args: readonly string[]): string {
-  let out = `*${args.length}\r\n`;
-  for (const a of args) out += `$${Buffer.byteLength(a)}\r\n${a}\r\n`;
-  return out;
-}
-
-/** The first `total` commands, encoded into chunks of PIPELINE commands, before any is sent. */
-function prepare(total: number, command: (i: number) => readonly string[]): Array<{ bytes: Buffer; count: number }> {
-  const out: Array<{ bytes: Buffer; count: number }> = [];
-  for (let first = 0; first < total; first += PIPELINE) {
-    const count = Math.min(PIPELINE, total - first);
-    let text = '';
-    for (let i = first; i < first + count; i++) text += encode(command(i));
-    out.push({ bytes: Buffer.from(text), count });
-  }
-  return out;
-}
-
-/** One socket: writes a chunk and resolves once as many replies came; single-line replies only (integers, simple strings, errors). */
-function client(socket: Socket, t: Tally) {
-  let rest = '';
-  let want = 0;
-  let done: (() => void) | undefined;
-  let failed: ((err: Error) => void) | undefined;
-  socket.setNoDelay(true);
-  socket.on('error', (err) => failed?.(err));
-  socket.on('close', () => failed?.(new Error('connection closed mid-run')));
-  socket.on('data', (data: Buffer) => {
-    const text = rest + data.toString('latin1');
-    let from = 0;
-    for (let nl = text.indexOf('\n', from); nl >= 0; nl = text.indexOf('\n', from)) {
-      const line = text.slice(from, nl - 1);
-      from = nl + 1;
-      t.replies++;
-      if (line === ':1') t.ones++;
-      else if (line === ':0') t.zeros++;
-      else if (line.startsWith('-')) {
-        t.errors++;
-        t.firstError ??= line.slice(1);
-      } else if (!line.startsWith('+')) {
-        failed?.(new Error(`unexpected reply ${JSON.stringify(line.slice(0, 80))}: this reader takes single-line replies only`));
-        return void socket.destroy();
-      }
-      if (--want === 0) {
-        const resolve = done!;
-        done = failed = undefined;
-        resolve();
-      }
-    }
-    rest = text.slice(from);
-  });
-  return (bytes: Buffer | string, count: number) =>
-    new Promise<void>((resolve, reject) => {
-      [want, done, failed] = [count, resolve, reject];
-      socket.write(bytes);
-    });
-}
-
-/** Sends `work` over CLIENTS sockets, one chunk at a time per socket, after AUTH and SELECT when the URL asks for them. */
-async function load(server: Server, work: ReadonlyArray<{ bytes: Buffer; count: number }>): Promise<Tally> {
-  const e = server.endpoint;
-  const t: Tally = { seconds: 0, cpuSeconds: 0, replies: 0, ones: 0, zeros: 0, errors: 0 };
-  const open = () =>
-    new Promise<Socket>((resolve, reject) => {
-      const socket = connect({ host: e.host, port: e.port });
-      socket.once('connect', () => (socket.off('error', reject), resolve(socket)));
-      socket.once('error', reject);
-    });
-  const sockets = await Promise.all(Array.from({ length: CLIENTS }, open));
-  const clients = sockets.map((s) => client(s, t));
-  try {
-    const preamble: string[][] = [];
-    if (e.password !== undefined) preamble.push(e.username ? ['AUTH', e.username, e.password] : ['AUTH', e.password]);
-    if (e.db !== 0) preamble.push(['SELECT', String(e.db)]);
-    if (preamble.length) {
-      await Promise.all(clients.map((send) => send(preamble.map(encode).join(''), preamble.length)));
-      if (t.errors > 0) throw new Error(`preamble refused: ${t.firstError}`);
-      Object.assign(t, { replies: 0, ones: 0, zeros: 0, errors: 0, firstError: undefined });
-    }
-    let next = 0;
-    const start = performance.now();
-    const cpu0 = process.cpuUsage();
-    await Promise.all(
-      clients.map(async (send) => {
-        for (let k = next++; k < work.length; k = next++) await send(work[k]!.bytes, work[k]!.count);
-      }),
-    );
-    t.seconds = (performance.now() - start) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    t.cpuSeconds = (cpu.user + cpu.system) / 1e6;
-    return t;
-  } finally {
-    for (const s of sockets) s.destroy();
   }
 }

@@ -1,5 +1,5 @@
 // Home regions: which region's gateway (so which Valkey) takes a queue's jobs. The vars come
-// from regions.json through scripts/regions.mjs, one wrangler environment per region:
+// from regions.json through scripts/regions.ts, one wrangler environment per region:
 //   EMQ_REGION               this Worker's region (answered as the Emq-Region header)
 //   EMQ_HOME_REGIONS         {"<queue>" | "<stem>.*" | "<prefix>*" | "*": "<region>"}: each queue's home
 //   EMQ_REGION_URLS          {"<region>": "<gateway URL>"}: the other regions' gateways named there
