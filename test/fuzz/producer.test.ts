@@ -5,16 +5,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUp, printTallies, statusesOf } from './oracle.js';
-import {
-  FLOW_EXAMPLES,
-  PLACEMENT_EXAMPLES,
-  PRODUCER_EXAMPLES,
-  flowsArb,
-  placementArb,
-  planProducer,
-  producerArb,
-  type ProducerCase,
-} from './producer-cases.js';
+import { PLACEMENT_EXAMPLES, PRODUCER_EXAMPLES, placementArb, planProducer, producerArb, type ProducerCase } from './producer-cases.js';
+import { FLOW_EXAMPLES, flowsArb } from './producer-flows.js';
 import { printReached, reachedOf } from './placement.js';
 import { RUNS, alive, budget, params, producerUrl, startParts, stopParts } from './setup.js';
 

@@ -8,7 +8,7 @@
 // every file calls startParts() in its beforeAll and stopParts() in its afterAll, so each has
 // its own Valkey, gateway and Worker, model and tallies. What is shared is code: the knobs and
 // the configuration below, the model (model.ts), the oracle (oracle.ts), the arbitraries
-// (arbitraries.ts, producer-cases.ts, gateway-cases.ts).
+// (arbitraries.ts, producer-*.ts by endpoint, gateway-cases.ts).
 //
 // FUZZ_RUNS scales every phase (default 60, about 1,650 cases over the four files; `npm run
 // fuzz` runs 400, about 11,000); FUZZ_SEED replays a run.
