@@ -222,7 +222,7 @@ export function createProducerClient({
      * id already taken by another minter's job (answered duplicate, or 409 job_exists for a
      * child, on the first try) is minted again.
      */
-    async flow(queue: string, flow: FlowInput): Promise<FlowResult> {
+    async flow(queue: string, flow: FlowRequest): Promise<FlowResponse> {
       const parentId = flow.parent.id;
       const ids = [parentId ?? mint(), ...flow.children.map((c) => c.id ?? mint())];
       const given = [parentId !== undefined, ...flow.children.map((c) => c.id !== undefined)];
@@ -245,7 +245,7 @@ export function createProducerClient({
           ids[index + 1] = remint(mint);
           continue;
         }
-        const result = answer.body as FlowResult;
+        const result = answer.body as FlowResponse;
         if (!(answer.first && !given[0] && result.verdict === 'duplicate')) return result;
         if (tries >= MINT_TRIES) throw new ProducerError(0, 'id_collision', `${tries} ids minted here were already taken: give each minter its own nodeId`);
         ids[0] = remint(mint);
@@ -268,12 +268,12 @@ export function createProducerClient({
 export type ProducerClient = ReturnType<typeof createProducerClient>;
 
 /** A flow: its parent, and 1 to 1,000 children (in the parent's queue unless one names another). */
-export interface FlowInput {
+export interface FlowRequest {
   parent: { payload: Payload; id?: string };
   children: ReadonlyArray<{ payload: Payload; id?: string; queue?: string; onFailure?: 'fail-parent' | 'ignore' }>;
 }
 
-export interface FlowResult {
+export interface FlowResponse {
   queue: string;
   parent: { id: string };
   children: Array<{ queue: string; id: string }>;

@@ -3,7 +3,7 @@
 // checked by the compiler: `npm run typecheck` fails when a response's properties or their
 // types and the client's types part ways; vitest runs the same assertions at run time as no-ops.
 import { expectTypeOf, it } from 'vitest';
-import type { EnqueueResult, FlowInput, FlowResult, PlacementOptions, ProducerClient } from '../client/index.js';
+import type { EnqueueResult, FlowRequest, FlowResponse, PlacementOptions, ProducerClient } from '../client/index.js';
 import type * as Api from './support/openapi-types.js';
 
 type Keys<T> = keyof T & string;
@@ -12,7 +12,7 @@ type ClientKeys<T> = Exclude<Keys<T>, 'payloadBase64'>;
 
 it("the client's results are the document's response bodies", () => {
   expectTypeOf<Api.Enqueued>().toEqualTypeOf<EnqueueResult>();
-  expectTypeOf<Api.FlowResult>().toEqualTypeOf<FlowResult>();
+  expectTypeOf<Api.FlowResult>().toEqualTypeOf<FlowResponse>();
   expectTypeOf<Api.BatchResult['results'][number]>().toEqualTypeOf<Awaited<ReturnType<ProducerClient['enqueueMany']>>[number]>();
   // status() types state as any string: every state the document names fits, and the keys are the same
   type Status = NonNullable<Awaited<ReturnType<ProducerClient['status']>>>;
@@ -21,9 +21,9 @@ it("the client's results are the document's response bodies", () => {
 });
 
 it("the client's inputs are the document's request bodies", () => {
-  type Parent = FlowInput['parent'];
-  type Child = FlowInput['children'][number];
-  expectTypeOf<Keys<Api.Flow>>().toEqualTypeOf<Keys<FlowInput>>();
+  type Parent = FlowRequest['parent'];
+  type Child = FlowRequest['children'][number];
+  expectTypeOf<Keys<Api.Flow>>().toEqualTypeOf<Keys<FlowRequest>>();
   expectTypeOf<ClientKeys<Api.FlowJob>>().toEqualTypeOf<Keys<Parent>>();
   expectTypeOf<ClientKeys<Api.FlowChild>>().toEqualTypeOf<Keys<Child>>();
   expectTypeOf<Pick<Api.FlowChild, 'id' | 'queue' | 'onFailure'>>().toEqualTypeOf<Pick<Child, 'id' | 'queue' | 'onFailure'>>();

@@ -53,7 +53,7 @@ export function serverWording(message: string): string {
  * A script's (or GET's) reply as an outcome. Script replies are RESP2's shapes already
  * (Lua tables arrive as arrays, true as 1, false as null), so the value is kept as it is.
  */
-export function outcomeOf(value: unknown): Outcome {
+export function scriptOutcome(value: unknown): Outcome {
   if (isReplyError(value)) return { ok: false, error: serverWording(value.message) };
   return { ok: true, value: value as Reply };
 }

@@ -5,7 +5,7 @@ import { Decoder, ProtocolVersion, GlideClient, GlideClusterClient, Logger, type
 import type { Connection, Outcome, ScriptCommand } from '../connection.js';
 import { ConnectionError } from '../errors.js';
 import { DEFAULT_WIRE_VERSION, Fence, WIRE_VERSION_KEY, isWireVersion, type FenceState } from '../fence.js';
-import { isReplyError, outcomeOf } from './glide-replies.js';
+import { isReplyError, scriptOutcome } from './glide-replies.js';
 import { GlideWire, toGlide, type Client, type WaitFor } from './glide-wire.js';
 import { parseValkeyUrl, redactUrl } from './valkey-url.js';
 
@@ -104,7 +104,7 @@ export class GlideConnection implements Connection {
     if (this.wire.waitFor || commands.length === 0) return Promise.all(commands.map((c) => this.run(c)));
     const held = this.fence.admit();
     const list = commands.map(argsOf);
-    return held ? held.then(() => this.wire.sendAll(list, outcomeOf)) : this.wire.sendAll(list, outcomeOf);
+    return held ? held.then(() => this.wire.sendAll(list, scriptOutcome)) : this.wire.sendAll(list, scriptOutcome);
   }
 
   async close(): Promise<void> {
@@ -113,7 +113,7 @@ export class GlideConnection implements Connection {
   }
 
   private script(command: ScriptCommand): Promise<Outcome> {
-    const sent = this.wire.send(argsOf(command), outcomeOf);
+    const sent = this.wire.send(argsOf(command), scriptOutcome);
     return this.wire.waitFor ? this.wire.replicated(sent, command.keys[0]) : sent;
   }
 
@@ -121,13 +121,13 @@ export class GlideConnection implements Connection {
   private async readVersion(): Promise<Outcome> {
     if (this.wire.isClosed) throw new ConnectionError('connection is closed');
     try {
-      const outcome = outcomeOf(await this.wire.routed(['GET', WIRE_VERSION_KEY], WIRE_VERSION_KEY));
+      const outcome = scriptOutcome(await this.wire.routed(['GET', WIRE_VERSION_KEY], WIRE_VERSION_KEY));
       this.events.onReached?.();
       return outcome;
     } catch (err) {
       if (isReplyError(err)) {
         this.events.onReached?.();
-        return outcomeOf(err);
+        return scriptOutcome(err);
       }
       throw this.wire.lost(err);
     }
