@@ -15,7 +15,7 @@
 //                  12 the producer Worker bundle under bare `workerd serve` → gateway → Valkey
 //                  13 no-op Hono Worker (workerd)   14 1-fetch Worker (workerd) → no-op upstream
 //                  15 no-op Hono on Node            16 Hono on Node + BullMQ Queue.add
-//                  17 `emq producer` (Hono on Node over glide)
+//                  17 `emq producer` (node:http over glide)
 //   memory         bytes per job of a 200-byte payload in Valkey, EchoMQ against BullMQ, at
 //                  two settings of hash-max-listpack-value (rows/memory.ts)
 //
@@ -123,7 +123,7 @@ const ROWS: RowSpec[] = [
     key: 'producer',
     short: 'HTTP: emq producer on Node',
     group: 'http',
-    name: 'HTTP: emq producer (Hono on Node, glide) → Valkey',
+    name: 'HTTP: emq producer (node:http, glide) → Valkey',
     peer: 'hono-bullmq',
     ref: 'noop-node',
   },

@@ -25,7 +25,7 @@ import type { Observer } from '../../shared/observe.js';
 import { ClientClosed, TooLarge } from '../http/body.js';
 import { readIncoming } from '../http/incoming.js';
 import { VALID_HOST, authorizationOf, targetOf } from '../http/node-request.js';
-import { type MetricsEndpoint, pathOf } from '../http/metrics.js';
+import { type MetricsEndpoint, pathOf, serveMetrics } from '../http/metrics.js';
 import { type RequestRecord, type SummarySink, startRequest, tell } from '../http/request-record.js';
 import { noteOutcomes } from './observe.js';
 import { createPolicy } from './policy.js';
@@ -333,20 +333,11 @@ export function createGateway({
     if (summary) tell(sinks, summary);
   };
 
-  /** GET /metrics: in front of everything else, neither logged nor counted (withMetrics' rule). */
-  const serveMetrics = (req: IncomingMessage, res: ServerResponse) => {
-    const send = ({ status, headers, body }: { status: number; headers?: Record<string, string>; body: string }) => {
-      res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
-      res.end(body);
-    };
-    if (!metrics) return send({ status: 404, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: 'ERR no such route' }) });
-    const result = metrics(req.method!, authorizationOf(req));
-    if (result instanceof Promise) {
-      result.then(send, (err: unknown) => {
-        console.error(`gateway: /metrics: ${(err as Error).stack ?? String(err)}`);
-        send({ status: 500, headers: { 'Content-Type': 'text/plain; charset=UTF-8' }, body: 'Internal Server Error' });
-      });
-    } else send(result);
+  /** GET /metrics: in front of everything else, neither logged nor counted; off, a 404 (it is no path-style command). */
+  const metricsOf = (req: IncomingMessage, res: ServerResponse) => {
+    if (metrics) return serveMetrics(req, res, metrics, authorizationOf(req), 'gateway');
+    const body = JSON.stringify({ error: 'ERR no such route' });
+    res.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
   };
 
   return (req, res) => {
@@ -356,8 +347,8 @@ export function createGateway({
       return;
     }
     const { url, path, raw } = target;
-    // the path of the URL as withMetrics read it (a path of two segments or more is the target as sent)
-    if (url.charCodeAt(0) !== 47 && pathOf(url) === '/metrics') return serveMetrics(req, res);
+    // the path of the URL, undecoded (a path of two segments or more is the target as sent)
+    if (url.charCodeAt(0) !== 47 && pathOf(url) === '/metrics') return metricsOf(req, res);
     const record = observe && startRequest(header(req.headers['x-request-id']), header(req.headers.traceparent), observe.observer);
     if (draining()) return respond(req, res, path, record, path === '/readyz' ? notReady('draining') : unavailable('the gateway is shutting down'));
     const method = req.method;

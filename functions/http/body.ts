@@ -1,8 +1,7 @@
 // Reading a request body under a cap, with web APIs (the producer's Hono app; the node:http
 // twin is incoming.ts, on the same rules). A declared Content-Length over the cap is
 // refused before a byte is read; a chunked body is counted as it streams in and refused the
-// moment it passes the cap, so the rest is never read. (Cheaper than hono/body-limit, which
-// makes @hono/node-server build a full Request for every request, GETs included.)
+// moment it passes the cap, so the rest is never read.
 
 export class TooLarge extends Error {
   /** True when part of the body was read: the rest is left unread, so the connection must close. */

@@ -69,9 +69,20 @@ export interface Route {
   handle: Handler;
 }
 
+/**
+ * The answer's headers: the request's (Emq-Region), then `more`, then `type` as Content-Type.
+ * Copied member by member into a new literal, not spread: adapters add to it (X-Request-Id,
+ * Content-Length), and V8 extends a spread-made object on a slow path.
+ */
+export function headersOf(call: Call, type: string, more?: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in call.headers) headers[name] = call.headers[name]!;
+  if (more) for (const name in more) headers[name] = more[name]!;
+  headers['Content-Type'] = type;
+  return headers;
+}
+
 /** A JSON answer, after the request's headers (Emq-Region) and `more` (Location). */
 export function json(call: Call, status: number, value: unknown, more?: Record<string, string>): Answer {
-  const headers: Record<string, string> = { ...call.headers, ...more };
-  headers['Content-Type'] = 'application/json';
-  return { status, headers, body: JSON.stringify(value) };
+  return { status, headers: headersOf(call, 'application/json', more), body: JSON.stringify(value) };
 }

@@ -7,7 +7,7 @@
 import { createMinter, drawNode, type Connection, type Minter } from '../../shared/index.js';
 import type { Observer } from '../../shared/observe.js';
 import { type RequestSummary, startRequest, tell } from '../http/request-record.js';
-import type { Answer, Call, RequestView, Route, Service } from './call.js';
+import { headersOf, type Answer, type Call, type RequestView, type Route, type Service } from './call.js';
 import type { Config } from './config.js';
 import { reportedProblem } from './error-problems.js';
 import { Problem, problemHeaders, problemJson } from './problem.js';
@@ -82,9 +82,7 @@ export function createProducerCore({ config, connection, regionOf, minter: given
 
   const problemAnswer = (call: Call, p: Problem): Answer => {
     call.record.code = p.code; // the log line's and the data points' code
-    const headers: Record<string, string> = { ...call.headers, ...problemHeaders(p) };
-    headers['Content-Type'] = 'application/problem+json';
-    return { status: p.status, headers, body: problemJson(p) };
+    return { status: p.status, headers: headersOf(call, 'application/problem+json', problemHeaders(p)), body: problemJson(p) };
   };
 
   /** The answer's X-Request-Id, then the request's summary to the sinks. */

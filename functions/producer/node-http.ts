@@ -4,7 +4,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { tryDecodeURIComponent } from 'hono/utils/url';
 import { drain, readIncoming } from '../http/incoming.js';
-import { type MetricsEndpoint, pathOf } from '../http/metrics.js';
+import { type MetricsEndpoint, pathOf, serveMetrics } from '../http/metrics.js';
 import { authorizationOf, headerOf, targetOf } from '../http/node-request.js';
 import type { Answer, RequestView } from './call.js';
 import type { ProducerCore } from './core.js';
@@ -43,22 +43,6 @@ function write(req: IncomingMessage, res: ServerResponse, { status, headers, bod
   if (req.method !== 'GET' && req.method !== 'HEAD' && !req.readableEnded) drain(req);
 }
 
-/** GET /metrics (metricsEndpoint): answered before any route, neither logged nor counted. */
-function serveMetrics(req: IncomingMessage, res: ServerResponse, metrics: MetricsEndpoint): void {
-  const send = ({ status, headers, body }: { status: number; headers?: Record<string, string>; body: string }) => {
-    res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) }).end(body);
-  };
-  const answer = metrics(req.method!, authorizationOf(req));
-  if (!(answer instanceof Promise)) {
-    send(answer);
-    return;
-  }
-  answer.then(send, (err: unknown) => {
-    console.error(`producer: /metrics: ${(err as Error).stack ?? String(err)}`);
-    send({ status: 500, headers: { 'Content-Type': 'text/plain; charset=UTF-8' }, body: 'Internal Server Error' });
-  });
-}
-
 /** The listener; with `metrics`, GET /metrics is served in front of the routes. */
 export function producerListener(core: ProducerCore, metrics?: MetricsEndpoint): RequestListener {
   return (req, res) => {
@@ -67,8 +51,9 @@ export function producerListener(core: ProducerCore, metrics?: MetricsEndpoint):
       res.writeHead(400, { 'Content-Length': 0 }).end();
       return;
     }
+    // GET /metrics: before any route, neither logged nor counted; while off, the routes' 404
     if (metrics && pathOf(target.url) === '/metrics') {
-      serveMetrics(req, res, metrics);
+      serveMetrics(req, res, metrics, authorizationOf(req), 'producer');
       return;
     }
     const method = req.method!;
