@@ -3,7 +3,9 @@
 // the core's routes (routes.ts) is a Hono route whose handler hands the request to the core
 // (core.ts) and returns its answer, so the app's own `use` middleware, a user's middleware and
 // a mount prefix apply to every request alike. Runtime-agnostic.
-import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { HonoBase } from 'hono/hono-base';
+import { RegExpRouter } from 'hono/router/reg-exp-router';
 import { readRequest } from '../http/body.js';
 import type { Answer, RequestView } from './call.js';
 import { createProducerCore, type CoreOptions, type ProducerCore } from './core.js';
@@ -48,9 +50,13 @@ class HonoRequest implements RequestView {
 
 const responseOf = ({ status, headers, body }: Answer) => new Response(body, { status, headers });
 
-/** The producer's Hono app over its core. */
-export function honoApp(core: ProducerCore, use: readonly MiddlewareHandler[] = []): Hono {
-  const app = new Hono();
+/**
+ * The producer's Hono app over its core, on Hono's RegExpRouter alone: the router Hono's default
+ * picks for these routes, without the fallback router it also bundles (the Worker's size budget:
+ * test/build.test.ts).
+ */
+export function honoApp(core: ProducerCore, use: readonly MiddlewareHandler[] = []): HonoBase {
+  const app = new HonoBase({ router: new RegExpRouter() });
   for (const m of use) app.use(m);
   for (const route of core.routes) {
     const handler = (c: Context) => core.serve(route, new HonoRequest(c)).then(responseOf);
@@ -64,7 +70,7 @@ export function honoApp(core: ProducerCore, use: readonly MiddlewareHandler[] = 
 }
 
 /** The producer app, to serve as it is or to mount under your own routes. */
-export function createProducerApp({ caller: own, use, ...options }: ProducerOptions): Hono {
+export function createProducerApp({ caller: own, use, ...options }: ProducerOptions): HonoBase {
   const caller = own && ((request: RequestView) => own((request as HonoRequest).c));
   return honoApp(createProducerCore({ ...options, caller }), use);
 }

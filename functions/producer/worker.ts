@@ -67,7 +67,7 @@ export function producerFor(env: Vars): Producer {
       return connection;
     },
   });
-  const producer: Producer = { fetch: (request, given, ctx) => app.fetch(request, given, ctx as never) };
+  const producer: Producer = { fetch: (request, given, ctx) => app.fetch(request, given as never, ctx as never) };
   built = { env, key, producer };
   return producer;
 }
