@@ -44,7 +44,7 @@ export const ROWS: RowSpec[] = [
   spec('fetch-worker', 'floor', 'HTTP floor: 1-fetch Worker', 'HTTP floor: 1-fetch Hono Worker (workerd) → no-op upstream', undefined, 'noop-worker'),
   spec('noop-node', 'floor', 'HTTP floor: no-op Hono on Node', 'HTTP floor: no-op Hono on Node'),
   spec('hono-bullmq', 'peer', 'HTTP peer: Hono + BullMQ on Node', 'HTTP peer: Hono on Node + BullMQ Queue.add', undefined, 'noop-node'),
-  spec('producer', 'http', 'HTTP: emq producer on Node', 'HTTP: emq producer (Hono on Node, glide) → Valkey', 'hono-bullmq', 'noop-node'),
+  spec('producer', 'http', 'HTTP: emq producer on Node', 'HTTP: emq producer (node:http, glide) → Valkey', 'hono-bullmq', 'noop-node'),
 ];
 
 export const HTTP_ROWS = ['gateway', 'webdis', 'worker', 'noop-worker', 'fetch-worker', 'noop-node', 'hono-bullmq', 'producer'];

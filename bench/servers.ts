@@ -1,7 +1,7 @@
 // The bench's Node servers, one per process: `node dist/bench/servers.js <kind>`.
 //   noop    the no-op floor of Hono on Node: the very app of the no-op Worker
-//           (workers/noop-worker.ts) on @hono/node-server, the stack `emq producer` and the
-//           Hono + BullMQ peer run on
+//           (workers/noop-worker.ts) on @hono/node-server, the stack the Hono + BullMQ peer
+//           runs on
 //   tiny    the upstream of the one-fetch Worker: plain node:http (no framework), every
 //           request's body read and answered 200 {"result":1}, keep-alive
 //   bullmq  the HTTP peer: Hono on @hono/node-server with BullMQ's Queue.add per request

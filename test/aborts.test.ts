@@ -1,7 +1,7 @@
 // Finding 7 (second review): a client that aborts its body mid-way is the client's outcome:
 // 499 client_closed in the log line and the metrics, no 5xx, no stack on stderr, nothing
-// written. Over real sockets, against `emq gateway` and `emq producer` (its node:http job
-// listener, and the app on @hono/node-server for every other route and a chunked job).
+// written. Over real sockets, against `emq gateway` and `emq producer` (its node:http
+// listener, functions/producer/node-http.ts: every route, declared and chunked bodies).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
@@ -56,10 +56,10 @@ describe('finding 7 (second review): an aborted body is the client’s outcome',
 
   const bearer = { Authorization: `Bearer ${CALLER}` };
   it.each([
-    ['producer', 'POST …/jobs (the node:http job listener)', `/v1/queues/${q}/jobs`, bearer, false, '/v1/queues/:queue/jobs'],
-    ['producer', 'POST …/jobs, chunked (the app)', `/v1/queues/${q}/jobs`, bearer, true, '/v1/queues/:queue/jobs'],
-    ['producer', 'POST …/batch (the app)', `/v1/queues/${q}/batch`, bearer, false, '/v1/queues/:queue/batch'],
-    ['producer', 'POST …/flows, chunked (the app)', `/v1/queues/${q}/flows`, bearer, true, '/v1/queues/:queue/flows'],
+    ['producer', 'POST …/jobs', `/v1/queues/${q}/jobs`, bearer, false, '/v1/queues/:queue/jobs'],
+    ['producer', 'POST …/jobs, chunked', `/v1/queues/${q}/jobs`, bearer, true, '/v1/queues/:queue/jobs'],
+    ['producer', 'POST …/batch', `/v1/queues/${q}/batch`, bearer, false, '/v1/queues/:queue/batch'],
+    ['producer', 'POST …/flows, chunked', `/v1/queues/${q}/flows`, bearer, true, '/v1/queues/:queue/flows'],
     ['producer', 'POST /v1/webhooks/:source, no credential', '/v1/webhooks/hooks', {}, false, '/v1/webhooks/:source'],
     ['gateway', 'a path-style command', `/set/emq:{${q}}:x`, 'producer', false, '/*'],
     ['gateway', 'POST /pipeline, chunked', '/pipeline', 'admin', true, '/pipeline'],

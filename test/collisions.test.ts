@@ -2,7 +2,7 @@
 // every id one of them sends, the other sends too. Enqueued concurrently into one queue,
 // every job must land, none may be answered `duplicate`, none may be lost.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { createMinter, decodeId, enqueueMany, enqueueNew } from '../shared/index.js';
 import { freshQueue } from './support/admin.js';

@@ -7,7 +7,7 @@
 // the admin scope still works; set back or deleted: everything recovers by itself.
 import { createProducerClient as createClient } from '../client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { findServer, startServer, type RunningServer } from '../scripts/valkey.js';
 import type { Connection } from '../shared/connection.js';

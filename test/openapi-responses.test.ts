@@ -6,11 +6,10 @@
 // configuration is the Worker's own (producerFor with no variables). The typed client runs
 // through the same checks, its requests held to the document too. The last test fails if any
 // documented answer was never met.
-import { observeRequests } from '../functions/http/request-context.js';
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createProducerClient } from '../client/index.js';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { producerFor } from '../functions/producer/worker.js';
 import type { Connection } from '../shared/connection.js';
@@ -68,7 +67,7 @@ describe('real answers match the OpenAPI document', () => {
       EMQ_MAX_BATCH_BYTES: '4096',
     });
     // a region, so that Emq-Region is sent and held to the document too
-    app = createProducerApp({ config: () => config, connection: () => faulty, regionOf: () => 'here', use: [observeRequests({ sinks: [] })] });
+    app = createProducerApp({ config: () => config, connection: () => faulty, regionOf: () => 'here' });
   });
   afterAll(async () => {
     await admin?.call('DEL', `emq:{${JAM_Q}}:pending`);

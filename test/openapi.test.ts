@@ -7,12 +7,11 @@ import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Hono } from 'hono';
 import { describe, expect, inject, it } from 'vitest';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { PROBLEM_CODES } from '../functions/producer/problem.js';
 import { TYPES_FILE, schemaTypes } from '../scripts/schema-types.js';
 import { ConnectionError, mintId } from '../shared/index.js';
-import { observeRequests } from '../functions/http/request-context.js';
 import { doc, operations, type Json } from './support/openapi.js';
 import { startProducerProcess } from './support/producer.js';
 
@@ -21,8 +20,8 @@ const HOOK = { kind: 'hmac', secrets: ['hook-secret-0123456789abcdef'], queue: '
 const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]), EMQ_SOURCES: JSON.stringify({ hook: HOOK }) });
 // no Valkey here: what a route reads is read before it calls Valkey, which then fails (503)
 const down = { run: () => Promise.reject(new ConnectionError('down')), pipeline: () => Promise.reject(new ConnectionError('down')), close: async () => {} };
-// as the Worker and emq producer run it: the request-context middleware first
-const app = createProducerApp({ config: () => config, connection: () => down, use: [observeRequests({ sinks: [] })] });
+// as the Worker and emq producer run it: every request has its record (core.ts)
+const app = createProducerApp({ config: () => config, connection: () => down });
 
 describe('the OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document (@seriousme/openapi-schema-validator), which refuses a broken copy', async () => {

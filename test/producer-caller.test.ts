@@ -2,7 +2,7 @@
 // app) and trustedCaller: in-process, over glide to the real Valkey. The mounted app as a
 // user installs it is test/package.test.ts.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { trustedCaller } from '../functions/producer/tokens.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';

@@ -4,7 +4,7 @@
 // again is a 200 duplicate; every refusal (the body, the token's queues, a child that exists)
 // writes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom } from '../functions/producer/config.js';
 import type { Connection } from '../shared/connection.js';
 import { mintId } from '../shared/index.js';

@@ -5,7 +5,7 @@
 // writes nothing.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom } from '../functions/producer/config.js';
 import { trustedCaller } from '../functions/producer/tokens.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';

@@ -59,7 +59,7 @@ describe('finding 8 (second review): the servers mint the request id', () => {
           headers: { Authorization: `Bearer ${CALLER}`, 'X-Request-Id': 'victim-req-0001', traceparent: `01-${trace}-${hex(8)}-01-${'z'.repeat(450)}` },
           body,
         });
-      // the node:http job listener, and the app on @hono/node-server (a batch)
+      // a job and a batch
       for (const [path, body] of [
         ['/v1/queues/ids-q/jobs', 'x'],
         ['/v1/queues/ids-q/batch', '[{"payload":"y"}]'],

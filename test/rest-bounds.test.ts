@@ -4,7 +4,7 @@
 // them (Upstash: here the gateway with the header stripped on its way) such calls go alone,
 // at most maxRequests of them; whatever cannot fit is refused before anything is written.
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom, restOptionsOf } from '../functions/producer/config.js';
 import { connectRest } from '../shared/connections/rest.js';
 import { TooLargeError, addFlow, enqueueMany, mintId } from '../shared/index.js';

@@ -6,9 +6,8 @@
 // so a refusal that reached it (that could write) fails the test.
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createProducerApp } from '../functions/producer/app.js';
+import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom } from '../functions/producer/config.js';
-import { observeRequests } from '../functions/http/request-context.js';
 import { requestLog } from '../functions/http/request-log.js';
 
 const SOURCES = {
@@ -41,7 +40,7 @@ const app = createProducerApp({
   connection: () => {
     throw new Error('a refusal must not reach Valkey');
   },
-  use: [observeRequests({ sinks: [requestLog({ app: 'producer', level: () => 'info', write: (l) => lines.push(JSON.parse(l)) })] })],
+  observe: { sinks: [requestLog({ app: 'producer', level: () => 'info', write: (l) => lines.push(JSON.parse(l)) })] },
 });
 afterEach(() => {
   lines.length = 0;

@@ -12,7 +12,7 @@
 // Each request has its record (functions/http/request-record.ts): its id minted and echoed in
 // X-Request-Id (the producer's X-Request-Id logged beside it, to join the two hops' lines), and its summary (route pattern as Hono named it) to the sinks.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getPath, getQueryParam } from 'hono/utils/url';
+import { getQueryParam } from 'hono/utils/url';
 import type { Arg, Outcome } from '../../shared/connection.js';
 import { WireMismatchError } from '../../shared/errors.js';
 import { publicFound } from '../../shared/fence.js';
@@ -24,8 +24,8 @@ import { Unavailable, type Backend } from './backend.js';
 import type { Observer } from '../../shared/observe.js';
 import { ClientClosed, TooLarge } from '../http/body.js';
 import { readIncoming } from '../http/incoming.js';
-import { VALID_HOST, VALID_TARGET, authorizationOf } from '../http/node-request.js';
-import { type MetricsEndpoint, pathOf } from '../http/metrics.js';
+import { VALID_HOST, authorizationOf, targetOf } from '../http/node-request.js';
+import { type MetricsEndpoint, pathOf, serveMetrics } from '../http/metrics.js';
 import { type RequestRecord, type SummarySink, startRequest, tell } from '../http/request-record.js';
 import { noteOutcomes } from './observe.js';
 import { createPolicy } from './policy.js';
@@ -88,36 +88,26 @@ interface Answer {
 const answer = (body: unknown, status: Answer['status'] = 200, headers?: Record<string, string>): Answer =>
   headers ? { status, body, headers } : { status, body };
 
-/** The request target's parts, as @hono/node-server and Hono read them; undefined when it is not a valid target (400). */
-function targetOf(req: IncomingMessage): { url: string; path: string; raw: string } | undefined {
+/**
+ * The request target's URL, routed path and raw path; undefined when it is not a valid target
+ * (400). Origin-form only. A path of two segments or more, without a query, dot segments
+ * (percent-encoded dots too: the URL parser resolves them) or backslashes, is no route's (every
+ * route is one segment; decoding makes no '/'), so its path is taken as sent: every
+ * path-style command (every enqueue) is one.
+ */
+function gatewayTarget(req: IncomingMessage): { url: string; path: string; raw: string } | undefined {
   const target = req.url ?? '';
-  if (target.charCodeAt(0) !== 47) return undefined; // origin-form only: /...
+  if (target.charCodeAt(0) !== 47) return undefined;
   const host = req.headers.host ?? 'localhost';
   const query = target.indexOf('?');
   const raw = query < 0 ? target : target.slice(0, query);
-  // A path of two segments or more, without a query, dot segments (percent-encoded dots too:
-  // the URL parser resolves them) or backslashes: Hono's
-  // route path would be no route's (every route is one segment; decoding makes no '/'), so
-  // no need to build it. Every path-style command (every enqueue) is one.
   if (query < 0 && raw.indexOf('/', 1) > 0 && VALID_HOST.test(host) && !raw.includes('\\') && !ANY_DOT_SEGMENT.test(raw)) {
     return { url: target, path: raw, raw };
   }
-  let url = `http://${host}${target}`;
-  if (!VALID_HOST.test(host) || !VALID_TARGET.test(target) || DOT_SEGMENT.test(target)) {
-    if (raw.includes('\\')) return undefined;
-    try {
-      const parsed = new URL(url);
-      if (parsed.hostname.length !== host.length && parsed.hostname !== host.replace(/:\d+$/, '').toLowerCase()) return undefined;
-      url = parsed.href;
-    } catch {
-      return undefined;
-    }
-  }
-  return { url, path: getPath({ url } as Request), raw };
+  const parsed = targetOf(req);
+  return parsed && { ...parsed, raw };
 }
 
-// @hono/node-server's checks, so a request target reads as it did under it
-const DOT_SEGMENT = /\/\.\.?(?:[/?#]|$)/;
 // a dot segment as the URL parser reads it, percent-encoded dots included (/%2e%2e/healthz is /healthz)
 const ANY_DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?#]|$)/i;
 
@@ -343,31 +333,22 @@ export function createGateway({
     if (summary) tell(sinks, summary);
   };
 
-  /** GET /metrics: in front of everything else, neither logged nor counted (withMetrics' rule). */
-  const serveMetrics = (req: IncomingMessage, res: ServerResponse) => {
-    const send = ({ status, headers, body }: { status: number; headers?: Record<string, string>; body: string }) => {
-      res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
-      res.end(body);
-    };
-    if (!metrics) return send({ status: 404, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ error: 'ERR no such route' }) });
-    const result = metrics(req.method!, authorizationOf(req));
-    if (result instanceof Promise) {
-      result.then(send, (err: unknown) => {
-        console.error(`gateway: /metrics: ${(err as Error).stack ?? String(err)}`);
-        send({ status: 500, headers: { 'Content-Type': 'text/plain; charset=UTF-8' }, body: 'Internal Server Error' });
-      });
-    } else send(result);
+  /** GET /metrics: in front of everything else, neither logged nor counted; off, a 404 (it is no path-style command). */
+  const metricsOf = (req: IncomingMessage, res: ServerResponse) => {
+    if (metrics) return serveMetrics(req, res, metrics, authorizationOf(req), 'gateway');
+    const body = JSON.stringify({ error: 'ERR no such route' });
+    res.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
   };
 
   return (req, res) => {
-    const target = targetOf(req);
+    const target = gatewayTarget(req);
     if (!target) {
       res.writeHead(400, { 'Content-Length': 0 }).end();
       return;
     }
     const { url, path, raw } = target;
-    // the path of the URL as withMetrics read it (a path of two segments or more is the target as sent)
-    if (url.charCodeAt(0) !== 47 && pathOf(url) === '/metrics') return serveMetrics(req, res);
+    // the path of the URL, undecoded (a path of two segments or more is the target as sent)
+    if (url.charCodeAt(0) !== 47 && pathOf(url) === '/metrics') return metricsOf(req, res);
     const record = observe && startRequest(header(req.headers['x-request-id']), header(req.headers.traceparent), observe.observer);
     if (draining()) return respond(req, res, path, record, path === '/readyz' ? notReady('draining') : unavailable('the gateway is shutting down'));
     const method = req.method;

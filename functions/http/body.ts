@@ -1,10 +1,7 @@
-// Reading a request body under a cap, with web APIs (the producer, anywhere; the gateway's
-// node:http twin is incoming.ts, on the same rules). A declared Content-Length over the cap is
+// Reading a request body under a cap, with web APIs (the producer's Hono app; the node:http
+// twin is incoming.ts, on the same rules). A declared Content-Length over the cap is
 // refused before a byte is read; a chunked body is counted as it streams in and refused the
-// moment it passes the cap, so the rest is never read. (Cheaper than hono/body-limit, which
-// makes @hono/node-server build a full Request for every request, GETs included.)
-import type { Context } from 'hono';
-import { noteBytes } from './request-context.js';
+// moment it passes the cap, so the rest is never read.
 
 export class TooLarge extends Error {
   /** True when part of the body was read: the rest is left unread, so the connection must close. */
@@ -67,6 +64,3 @@ export async function readRequest(request: Request, max: number, note: (bytes: n
   }
   return out;
 }
-
-/** The request body of a Hono context, under the cap (the raw Request: Hono's copy caches it). */
-export const readBody = (c: Context, max: number): Promise<Uint8Array> => readRequest(c.req.raw, max, (bytes) => noteBytes(c, bytes));

@@ -2,9 +2,11 @@
 // writes Analytics Engine data points instead, functions/producer/analytics.ts). One registry
 // per server. Labels are bounded: route patterns (never a raw path), methods, statuses, script
 // names, verdicts and error codes from fixed sets; never a queue, an id or a token.
-// GET /metrics is served in front of the app (withMetrics; the gateway: metricsEndpoint) so scrapes are neither logged nor
-// counted as requests; it needs EMQ_METRICS_TOKEN as a bearer token, compared in constant time.
+// GET /metrics is served by each node:http listener before its routes (serveMetrics), so scrapes
+// are neither logged nor counted as requests; it needs EMQ_METRICS_TOKEN as a bearer token,
+// compared in constant time.
 import { hash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FenceState } from '../../shared/fence.js';
 import { type Observer, verdictOf } from '../../shared/observe.js';
@@ -189,15 +191,13 @@ export function pathOf(url: string): string {
   return query < 0 ? url.slice(start) : url.slice(start, query);
 }
 
-type Fetch = (request: Request, ...rest: never[]) => Response | Promise<Response>;
-
 export interface ServeMetricsOptions {
   /** EMQ_METRICS_TOKEN; undefined: /metrics is off. */
   token: string | undefined;
   metrics: Metrics | undefined;
 }
 
-/** An answer of GET /metrics: a status, headers and a text body (the exposition's Content-Type; none on a 401 or 405, as @hono/node-server wrote them). */
+/** An answer of GET /metrics: a status, headers and a text body (the exposition's Content-Type; none on a 401 or 405). */
 export interface MetricsAnswer {
   status: number;
   headers: Record<string, string>;
@@ -208,8 +208,7 @@ export interface MetricsAnswer {
 export type MetricsEndpoint = (method: string, authorization: string | null | undefined) => MetricsAnswer | Promise<MetricsAnswer>;
 
 /**
- * GET /metrics, without a web framework (withMetrics serves it in front of a fetch handler,
- * the gateway in its node:http listener); undefined while off. 405 for any other method, 401
+ * GET /metrics, without a web framework (serveMetrics writes it on node:http); undefined while off. 405 for any other method, 401
  * without the metrics token (compared in constant time, before anything else is done), else
  * the exposition.
  */
@@ -226,14 +225,22 @@ export function metricsEndpoint({ token, metrics }: ServeMetricsOptions): Metric
   };
 }
 
-const responseOf = ({ status, headers, body }: MetricsAnswer) => new Response(body, { status, headers });
-
-/** `fetch` with GET /metrics answered in front of it (metricsEndpoint); while off, the app's own answer (its 404). */
-export function withMetrics<F extends Fetch>(fetch: F, options: ServeMetricsOptions): F {
-  const endpoint = metricsEndpoint(options);
-  return ((request: Request, ...rest: never[]) => {
-    if (endpoint === undefined || pathOf(request.url) !== '/metrics') return fetch(request, ...rest);
-    const answer = endpoint(request.method, request.headers.get('Authorization'));
-    return answer instanceof Promise ? answer.then(responseOf) : responseOf(answer);
-  }) as F;
+/**
+ * Writes GET /metrics's answer on node:http (`authorization`: the header as Fetch reads it);
+ * an exposition that fails is a 500, told to stderr under `app`'s name.
+ */
+export function serveMetrics(req: IncomingMessage, res: ServerResponse, endpoint: MetricsEndpoint, authorization: string | undefined, app: string): void {
+  const send = ({ status, headers, body }: MetricsAnswer) => {
+    res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+  const answer = endpoint(req.method!, authorization);
+  if (!(answer instanceof Promise)) {
+    send(answer);
+    return;
+  }
+  answer.then(send, (err: unknown) => {
+    console.error(`${app}: /metrics: ${(err as Error).stack ?? String(err)}`);
+    send({ status: 500, headers: { 'Content-Type': 'text/plain; charset=UTF-8' }, body: 'Internal Server Error' });
+  });
 }

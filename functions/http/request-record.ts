@@ -2,8 +2,8 @@
 // sane X-Request-Id is kept beside it as `callerId`, logged, never used as the id), its W3C
 // traceparent re-encoded as version 00 when it parses, what the core did for it
 // (shared/observe.ts), and its summary once answered, for the sinks (log line, metrics, the
-// Worker's data points). request-context.ts puts it in front of a Hono app; the gateway's
-// node:http listener (functions/gateway/app.ts) uses it directly. Runtime-agnostic.
+// Worker's data points). The producer's core (functions/producer/core.ts) and the gateway's
+// node:http listener (functions/gateway/app.ts) keep one per request. Runtime-agnostic.
 import type { Outcome } from '../../shared/connection.js';
 import { type Observer, queueOfKey, verdictOf } from '../../shared/observe.js';
 import type { Script } from '../../shared/scripts.js';

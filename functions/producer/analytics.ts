@@ -4,9 +4,7 @@
 // double positions) is in docs/operations.md; labels are the Prometheus metrics' (route
 // pattern, never a raw path; no queue, id or token). The binding is read from each request's
 // env, so a binding given with the request is the one written to.
-import type { MiddlewareHandler } from 'hono';
 import { REGION_RULE } from '../../shared/config/parse.js';
-import type { RequestSink } from '../http/request-context.js';
 import type { RequestSummary } from '../http/request-record.js';
 import { Problem } from './problem.js';
 
@@ -27,23 +25,12 @@ export function datasetOf(env: Env): AnalyticsDataset | undefined {
   return bound as AnalyticsDataset;
 }
 
-/** Middleware: a misbound EMQ_ANALYTICS answers 500 misconfigured (naming it), before anything else is done. */
-export const checkAnalytics: MiddlewareHandler = function checkAnalytics(c, next) {
-  datasetOf(c.env as Env); // a throw here reaches the app's onError as an async one would (Hono's compose catches both)
-  return next(); // no async frame of its own: one fewer promise per request
-};
-
 /**
  * The sink that writes the data points. `request`: blobs [kind, region, method, route,
  * verdict, code], doubles [status, ms, body bytes, script calls, NOSCRIPT fallbacks, transient
  * retries, REST retries, pipelines, pipelined commands]. `script`: blobs [kind, region,
  * script, verdict, code, route], doubles [calls]. Index: the route pattern.
  */
-export function analyticsSink(): RequestSink {
-  return (s, c) => writeAnalytics(s, c.env);
-}
-
-/** The sink's work for a request's env (the Worker's job path, worker-jobs.ts, has no Hono context). */
 export function writeAnalytics(s: RequestSummary, given: unknown): void {
   const env = given as Env;
   const dataset = datasetOf(env);

@@ -5,18 +5,15 @@
 // Over glide, EMQ_WIRE_VERSION fences the connection (shared/fence.ts); through a gateway,
 // the gateway's own EMQ_WIRE_VERSION fences it. Each request logs a JSON line (EMQ_LOG);
 // with EMQ_METRICS_TOKEN, GET /metrics serves Prometheus metrics (functions/http/metrics.ts).
-// The app runs on @hono/node-server, with POST …/jobs answered in front of it by the app's own
-// steps on node:http (node-listener.ts): every job's way in, without a framework's cost.
+// The core's routes (routes.ts) are served by a node:http listener (node-http.ts).
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
-import { getRequestListener } from '@hono/node-server';
-import { createProducer } from './app.js';
-import { jobListener } from './node-listener.js';
+import { createProducerCore } from './core.js';
+import { producerListener } from './node-http.js';
 import { listen } from '../http/listen.js';
 import { flushLines, writeLine } from '../http/log-lines.js';
-import { createMetrics, withMetrics } from '../http/metrics.js';
-import { observeRequests } from '../http/request-context.js';
+import { createMetrics, metricsEndpoint } from '../http/metrics.js';
 import type { SummarySink } from '../http/request-record.js';
 import { eventLine, requestLog } from '../http/request-log.js';
 import { nodeProducerConfigFrom } from './node-config.js';
@@ -64,15 +61,8 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
   }
   const sinks: SummarySink[] = [requestLog({ app: 'producer', level: () => config.logLevel, write: writeLine })];
   if (metrics) sinks.push(metrics.sink);
-  const { app, jobs } = createProducer({
-    config: () => config,
-    connection: () => connection,
-    use: [observeRequests({ observer: metrics?.observer, sinks })],
-  });
-  const fetch = withMetrics(app.fetch, { token: metricsToken, metrics });
-  // the app on @hono/node-server, as serve() would run it; job requests are taken in front of it
-  const served = getRequestListener(fetch, { hostname: host });
-  const listener = jobs ? jobListener({ jobs, fallback: served, observer: metrics?.observer, sinks }) : served;
+  const core = createProducerCore({ config: () => config, connection: () => connection, observe: { observer: metrics?.observer, sinks } });
+  const listener = producerListener(core, metricsEndpoint({ token: metricsToken, metrics }));
   const { server, url } = await listen({ listener, host, port, limits }).catch(async (err: unknown) => {
     await connection.close();
     throw err;

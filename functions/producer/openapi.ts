@@ -133,7 +133,7 @@ const HEADERS: Record<string, [string, Json?]> = {
   traceparent: ['W3C Trace Context; passed on when valid'],
 };
 
-/** Read by every route (the request-context middleware, first in the Worker and emq producer). */
+/** Read by every route (each request's record: core.ts). */
 const EVERY_ROUTE_READS = ['X-Request-Id', 'traceparent'];
 
 function operation(path: string, { summary, ok, fails = [], reads = [], body, queue, located }: Route): Json {

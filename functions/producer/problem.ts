@@ -1,8 +1,6 @@
 // Every error the producer answers is an RFC 9457 problem document, made here: a stable
 // `type` (and the same `code`), a title, and a detail that says what to fix.
-import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { noteCode } from '../http/request-context.js';
 
 export type ProblemCode =
   | 'unauthorized'
@@ -85,10 +83,4 @@ export function problemHeaders(p: Problem): Record<string, string> {
   if (p.status === 503) return { 'Retry-After': '1' };
   if (p.status === 401) return { 'WWW-Authenticate': 'Bearer' };
   return {};
-}
-
-export function problemResponse(c: Context, p: Problem): Response {
-  for (const [name, value] of Object.entries(problemHeaders(p))) c.header(name, value);
-  noteCode(c, p.code); // for the request's log line
-  return c.body(problemJson(p), p.status, { 'Content-Type': 'application/problem+json' });
 }

@@ -1,21 +1,20 @@
-// The Worker: the producer app over the REST connection (the default on Workers), built
-// once per isolate from its vars and secrets. With regions (regions.ts), a queue homed in
-// another region goes through that region's gateway, so one queue's jobs share one Valkey.
-// Each request logs a JSON line (EMQ_LOG) to Workers Logs, and, with an Analytics Engine
-// dataset bound as EMQ_ANALYTICS, writes its data points (analytics.ts). POST …/jobs is
-// answered in front of the app by the app's own steps (worker-jobs.ts): every job's way in.
+// The Worker: the producer's Hono app (hono-app.ts) over the REST connection (the default on
+// Workers), built once per isolate from its vars and secrets. With regions (regions.ts), a
+// queue homed in another region goes through that region's gateway, so one queue's jobs share
+// one Valkey. Each request logs a JSON line (EMQ_LOG) to Workers Logs, and, with an Analytics
+// Engine dataset bound as EMQ_ANALYTICS, writes its data points (analytics.ts).
 import { connectRest } from '../../shared/connections/rest.js';
 import type { Connection } from '../../shared/index.js';
-import { observeRequests } from '../http/request-context.js';
 import { requestLog } from '../http/request-log.js';
-import { analyticsSink, checkAnalytics, writeAnalytics } from './analytics.js';
-import { createProducer } from './app.js';
+import { datasetOf, writeAnalytics } from './analytics.js';
 import { configFrom, restOptionsOf, type Config, type Vars } from './config.js';
+import { createProducerApp } from './hono-app.js';
 import { Problem } from './problem.js';
 import { regionsFrom, type Regions } from './regions.js';
-import { jobFetch, type WorkerFetch } from './worker-jobs.js';
 
-/** The Worker's fetch for one configuration: the app, with job requests taken in front of it. */
+export type WorkerFetch = (request: Request, env?: unknown, ctx?: unknown) => Response | Promise<Response>;
+
+/** The Worker's fetch for one configuration. */
 export interface Producer {
   fetch: WorkerFetch;
 }
@@ -52,8 +51,10 @@ export function producerFor(env: Vars): Producer {
   const connections = new Map<string | undefined, Connection>(); // one per region reached
   const routes = () => (regions ??= configured(() => regionsFrom(env)));
   const log = requestLog({ app: 'worker', level: () => (config ??= configFrom(env)).logLevel, write: (line) => console.log(line) });
-  const { app, jobs } = createProducer({
-    use: [observeRequests({ sinks: [log, analyticsSink()] }), checkAnalytics],
+  const app = createProducerApp({
+    observe: { sinks: [log, writeAnalytics] },
+    // a misbound EMQ_ANALYTICS answers 500 misconfigured (naming it) before anything else is done
+    precheck: (given) => void datasetOf(given as never),
     config: () => (config ??= configFrom(env)),
     regionOf: (queue) => routes().homeOf(queue),
     connection: (queue) => {
@@ -66,8 +67,7 @@ export function producerFor(env: Vars): Producer {
       return connection;
     },
   });
-  const fallback: WorkerFetch = (request, given, ctx) => app.fetch(request, given, ctx as never);
-  const producer: Producer = { fetch: jobs ? jobFetch(jobs, [log, writeAnalytics], fallback) : fallback };
+  const producer: Producer = { fetch: (request, given, ctx) => app.fetch(request, given as never, ctx as never) };
   built = { env, key, producer };
   return producer;
 }

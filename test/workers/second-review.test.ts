@@ -1,5 +1,5 @@
-// Findings 6 and 7 of the second review on the Worker's own job path (worker-jobs.ts) inside
-// workerd, against the real gateway process (its producer body cap: the default 2 MiB).
+// Findings 6 and 7 of the second review on the Worker's POST …/jobs inside workerd, against
+// the real gateway process (its producer body cap: the default 2 MiB).
 import { describe, expect, inject, it, vi } from 'vitest';
 import { producerFor } from '../../functions/producer/worker.js';
 
@@ -35,17 +35,19 @@ async function told(run: () => Promise<void>) {
   }
 }
 
-describe('the Worker job path (worker-jobs.ts)', () => {
-  it('finding 6 (second review): a gateway 413 answers 413 payload_too_large in fixed words, no URL or upstream words; the detail goes to console.error under the request id', async () => {
+describe('the Worker, POST …/jobs', () => {
+  it('finding 6 (second review): a gateway 413 answers a fixed text, no URL or upstream words; the detail goes to console.error under the request id', async () => {
     let res!: Response;
     const { errors } = await told(async () => {
       res = await post(`/v1/queues/wsr-${Date.now().toString(36)}/jobs`, 'x'.repeat(2 * 1024 * 1024 + 4096));
     });
     const text = await res.text();
+    // the endpoint's 413 answers a fixed text (as test/error-text.test.ts holds emq producer to)
     expect(res.status).toBe(413);
-    expect(JSON.parse(text)).toMatchObject({ code: 'payload_too_large' });
-    for (const leak of ['http://', new URL(gw.url).host, 'REST', 'larger than']) expect(text).not.toContain(leak);
-    expect(JSON.parse(text).detail).not.toContain('413');
+    const { code, detail } = JSON.parse(text) as { code: string; detail: string };
+    expect(code).toBe('payload_too_large');
+    for (const leak of ['http://', new URL(gw.url).host, 'REST', '413', 'larger than']) expect(detail).not.toContain(leak);
+    expect(text).not.toContain(new URL(gw.url).host);
     const id = res.headers.get('X-Request-Id')!;
     const line = errors.find((e) => e.includes(`request ${id}:`));
     expect(line).toContain(`REST ${gw.url}`);

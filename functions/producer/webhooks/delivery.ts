@@ -5,7 +5,7 @@
 // after the same number of HMACs of the body (the most any source's wrong signature costs).
 // What the refusal stands for goes to the request's log line, as `reason`.
 import type { Source } from './sources.js';
-import { type Delivery, type Spent, mac, verify } from './verify.js';
+import { type Delivery, type RequestHeaders, type Spent, mac, verify } from './verify.js';
 
 /** The detail of every signature refusal. */
 export const NOT_SIGNED = 'the delivery is not signed by a configured source';
@@ -38,7 +38,7 @@ function floorOf(sources: ReadonlyMap<string, Source>): number {
 export async function delivered(
   sources: ReadonlyMap<string, Source>,
   name: string,
-  headers: Headers,
+  headers: RequestHeaders,
   body: Uint8Array,
   now = Date.now(),
 ): Promise<{ source: Source; delivery: Delivery } | Refused> {

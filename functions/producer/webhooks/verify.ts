@@ -6,6 +6,9 @@
 import type { Source } from './sources.js';
 import { fromBase64 } from '../../../shared/base64.js';
 
+/** A request's headers as read here: Fetch's Headers, or any view that reads them alike (null when absent). */
+export type RequestHeaders = Pick<Headers, 'get'>;
+
 export type Refusal = { status: 400 | 401; code: 'invalid_signature' | 'stale_timestamp' | 'invalid_delivery'; detail: string };
 
 /** Envelope fields a signature can vouch for; the rest (headers, receivedAt) anyone can set. */
@@ -89,7 +92,7 @@ function macOf(text: string | undefined, encoding: 'hex' | 'base64'): Uint8Array
 const badSignature = (detail: string): Refusal => ({ status: 401, code: 'invalid_signature', detail });
 
 /** The signature header's text, or a refusal when it is too long to be honest. */
-function signatureHeader(headers: Headers, name: string): string | Refusal {
+function signatureHeader(headers: RequestHeaders, name: string): string | Refusal {
   const text = headers.get(name) ?? '';
   return text.length > MAX_SIGNATURE_HEADER ? badSignature(`${name} is longer than ${MAX_SIGNATURE_HEADER} characters`) : text;
 }
@@ -107,7 +110,13 @@ function checkTime(seconds: number, source: Source, now: number): Refusal | unde
   return undefined;
 }
 
-export async function verify(source: Source, headers: Headers, body: Uint8Array, now = Date.now(), spent: Spent = { macs: 0 }): Promise<Delivery | Refusal> {
+export async function verify(
+  source: Source,
+  headers: RequestHeaders,
+  body: Uint8Array,
+  now = Date.now(),
+  spent: Spent = { macs: 0 },
+): Promise<Delivery | Refusal> {
   switch (source.kind) {
     case 'github': {
       const header = signatureHeader(headers, 'X-Hub-Signature-256');

@@ -1,0 +1,111 @@
+// The routes under /v1/queues/:queue, each a plain function of the call (call.ts); core.ts has
+// checked the caller before any of them runs.
+//   POST …/jobs       body = payload; Emq-Job-Id, Idempotency-Key, Emq-Group, Emq-Delay | Emq-Not-Before
+//                     → 201 enqueued | 201 scheduled | 200 duplicate, Location: the job
+//   POST …/batch      JSON items → 200 {queue, results: [{id, verdict}]}
+//   POST …/flows      a parent and its children → 201 | 200 duplicate, Location: the parent
+//   GET  …/jobs/:id   → 200 {id, queue, state, attempts} | 404
+import { BatchError, FLOW_MAX_CHILDREN, addFlow, admitMany, jobState, validateId, validateQueue, type FlowResult } from '../../shared/index.js';
+import type { Connection } from '../../shared/index.js';
+import { scoped } from '../../shared/observe.js';
+import { TooLarge } from '../http/body.js';
+import { parseBatch } from './batch.js';
+import { json, type Answer, type Call, type Service } from './call.js';
+import { flowProblem, problemOf } from './error-problems.js';
+import { parseFlow } from './flow-body.js';
+import { admitJob, planJob, withDefaultLane } from './jobs.js';
+import { Problem } from './problem.js';
+
+/** The route's queue, valid and allowed for this caller. */
+export function queueOf(call: Call): string {
+  const queue = call.request.param('queue') ?? '';
+  validateQueue(queue);
+  if (!call.caller.allows(queue)) throw new Problem(403, 'forbidden_queue', `this token may not use queue "${queue}"`);
+  return queue;
+}
+
+/**
+ * The queue's connection, scoped to the request (its calls report to the request's record and
+ * carry its id and traceparent over REST); every answer then tells which region takes its jobs.
+ */
+export function via(call: Call, service: Service, queue: string): Connection {
+  const region = service.regionOf(queue);
+  if (region) call.headers['Emq-Region'] = region;
+  const { record } = call;
+  return scoped(service.connection(queue), { headers: record.headers, observer: record });
+}
+
+/** The request body under `max`; past it, 413 saying what was too large (`what`: "the payload"...). */
+export function bodyOf(call: Call, max: number, what: string): Promise<Uint8Array> {
+  return call.request.body(max, call.record).catch((err: unknown) => {
+    if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `${what} is larger than ${max} bytes`);
+    throw err;
+  });
+}
+
+const created = (verdict: string) => (verdict === 'duplicate' ? 200 : 201);
+
+export async function postJob(call: Call, service: Service): Promise<Answer> {
+  const { request } = call;
+  const plan = planJob(queueOf(call), (name) => request.header(name), service.settings);
+  const valkey = via(call, service, plan.queue);
+  const payload = await bodyOf(call, plan.maxPayloadBytes, 'the payload');
+  const { id, verdict } = await admitJob(valkey, plan, call.caller, payload, service.mint);
+  // the request's own path (…/v1/queues/<queue>/jobs): right under any prefix the app is mounted at
+  return json(call, created(verdict), { id, queue: plan.queue, verdict }, { Location: `${request.path}/${id}` });
+}
+
+export async function postBatch(call: Call, service: Service): Promise<Answer> {
+  const queue = queueOf(call);
+  const { maxBatchBytes, maxBatchItems, maxPayloadBytes, maxDelayMs, groupOf } = service.settings();
+  const body = await bodyOf(call, maxBatchBytes, 'the batch body');
+  const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs).map((job) => ({ ...job, ...withDefaultLane(queue, job, groupOf) }));
+  // flat, lane and scheduled items alike: one pipeline, a result per item in order
+  try {
+    return json(call, 200, { queue, results: await admitMany(via(call, service, queue), queue, jobs, service.mint) });
+  } catch (err) {
+    if (!(err instanceof BatchError)) throw err;
+    // each item is atomic on its own: say which landed, so none is lost to the caller
+    const p = problemOf(err);
+    const results = (err as BatchError<string>).results.map((r) =>
+      'error' in r ? { id: r.id, code: problemOf(r.error).code } : { id: r.id, verdict: r.verdict },
+    );
+    throw new Problem(p.status, p.code, `${p.detail}; results says which items landed`, { ...p.extra, results }, p.hidden);
+  }
+}
+
+export async function postFlow(call: Call, service: Service): Promise<Answer> {
+  const queue = queueOf(call);
+  const { maxBatchBytes, maxPayloadBytes } = service.settings();
+  const flow = parseFlow(await bodyOf(call, maxBatchBytes, 'the flow body'), FLOW_MAX_CHILDREN, maxPayloadBytes);
+  const home = service.regionOf(queue);
+  flow.children.forEach(({ queue: other }, index) => {
+    if (other === undefined) return;
+    if (!call.caller.allows(other)) throw new Problem(403, 'forbidden_queue', `child ${index}: this token may not use queue "${other}"`, { index });
+    // the library's fan-in runs on one Valkey: a child whose queue another region takes could never release its parent
+    const region = service.regionOf(other);
+    if (region !== home) {
+      const detail = `child ${index}: queue "${other}" is taken by region ${region}, the parent's by ${home}: a flow's jobs share one Valkey`;
+      throw new Problem(400, 'invalid_flow', detail, { index });
+    }
+  });
+  let landed: FlowResult;
+  try {
+    landed = await addFlow(via(call, service, queue), queue, flow, service.mint);
+  } catch (err) {
+    throw flowProblem(err);
+  }
+  const { verdict, parent, children } = landed;
+  // the parent's job, under any mount prefix
+  const location = `${call.request.path.replace(/\/flows$/, '/jobs')}/${parent.id}`;
+  return json(call, created(verdict), { queue, parent: { id: parent.id }, children, verdict }, { Location: location });
+}
+
+export async function getJob(call: Call, service: Service): Promise<Answer> {
+  const queue = queueOf(call);
+  const id = call.request.param('id') ?? '';
+  validateId(id);
+  const state = await jobState(via(call, service, queue), queue, id);
+  if (!state) throw new Problem(404, 'not_found', `no job ${id} in queue "${queue}"`);
+  return json(call, 200, { id, queue, ...state });
+}

@@ -1,0 +1,52 @@
+// Every route of the producer, in the order they are matched (the first that matches answers):
+//   POST /v1/queues/:queue/jobs       postJob       (queue-routes.ts)
+//   POST /v1/queues/:queue/batch      postBatch
+//   POST /v1/queues/:queue/flows      postFlow
+//   GET  /v1/queues/:queue/jobs/:id   getJob
+//   POST /v1/webhooks/:source         postWebhook   (webhook-route.ts)
+//   GET  /healthz, GET /readyz, GET /openapi.json (the OpenAPI 3.1 document: openapi.ts)
+//   any other method or path under /v1: 405 (under /v1/queues, after the caller is checked);
+//   anything else: 404 (core.ts).
+// Both adapters serve this one table: hono-app.ts registers it on Hono (the Worker, and the
+// app users mount), node-http.ts matches it itself (`emq producer`).
+import { jobState } from '../../shared/index.js';
+import { json, type Answer, type Call, type Route, type Service } from './call.js';
+import { openApi } from './openapi.js';
+import { Problem } from './problem.js';
+import { getJob, postBatch, postFlow, postJob } from './queue-routes.js';
+import { postWebhook } from './webhook-route.js';
+import { scoped } from '../../shared/observe.js';
+
+const healthz = async (call: Call): Promise<Answer> => json(call, 200, { status: 'ok' });
+
+/**
+ * A read of a job that never exists: proves the whole path (REST, gateway, Valkey, scripts).
+ * No token: its problems have fixed details (error-problems.ts); a wire mismatch names both
+ * versions but not an error reply's words (NOPERM names the Valkey user).
+ */
+async function readyz(call: Call, service: Service): Promise<Answer> {
+  const { record } = call;
+  await jobState(scoped(service.connection(), { headers: record.headers, observer: record }), 'emq-readyz', 'JOB00000000000');
+  return json(call, 200, { status: 'ready' });
+}
+
+/** No token: it names no queue. Under a mount prefix it says so (its servers entry). */
+const openapi = async (call: Call): Promise<Answer> => json(call, 200, openApi(call.request.path.slice(0, -'/openapi.json'.length)));
+
+const notAllowed = async (call: Call): Promise<Answer> => {
+  throw new Problem(405, 'not_allowed', `${call.request.method} is not allowed on ${call.request.path}`);
+};
+
+export const ROUTES: readonly Route[] = [
+  { method: 'POST', pattern: '/v1/queues/:queue/jobs', name: '/v1/queues/:queue/jobs', auth: true, handle: postJob },
+  { method: 'POST', pattern: '/v1/queues/:queue/batch', name: '/v1/queues/:queue/batch', auth: true, handle: postBatch },
+  { method: 'POST', pattern: '/v1/queues/:queue/flows', name: '/v1/queues/:queue/flows', auth: true, handle: postFlow },
+  { method: 'GET', pattern: '/v1/queues/:queue/jobs/:id', name: '/v1/queues/:queue/jobs/:id', auth: true, handle: getJob },
+  { method: 'POST', pattern: '/v1/webhooks/:source', name: '/v1/webhooks/:source', auth: false, handle: postWebhook },
+  { method: 'GET', pattern: '/healthz', name: '/healthz', auth: false, handle: healthz },
+  { method: 'GET', pattern: '/readyz', name: '/readyz', auth: false, handle: readyz },
+  { method: 'GET', pattern: '/openapi.json', name: '/openapi.json', auth: false, handle: openapi },
+  // one route name for both: the metrics' and the log's label for a method or path no route has
+  { method: 'ALL', pattern: '/v1/queues/*', name: '/v1/*', auth: true, handle: notAllowed },
+  { method: 'ALL', pattern: '/v1/*', name: '/v1/*', auth: false, handle: notAllowed },
+];
