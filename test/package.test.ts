@@ -116,9 +116,12 @@ describe('the package, packed and installed into a fresh project', () => {
       symlinkSync(realpathSync(join(root, 'node_modules', name)), to, 'dir');
       return JSON.parse(readFileSync(join(to, 'package.json'), 'utf8')).version as string;
     };
-    // what the package declares (hoisted, as npm places them: the user's code imports hono and
-    // @hono/node-server from there too), and the user's own dev dependency for Node's types
+    // what the package declares (hoisted, as npm places them: the user's code imports hono from
+    // there too), and the user's own: @hono/node-server to serve their app on Node (the
+    // package's own servers are node:http), and Node's types
     for (const [name, spec] of Object.entries(manifest.dependencies)) expect(link(name), name).toBe(spec);
+    expect(manifest.dependencies['@hono/node-server']).toBeUndefined();
+    link('@hono/node-server');
     link('@types/node');
     emq = join(installed, manifest.bin.emq!);
 
