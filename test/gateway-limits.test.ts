@@ -281,7 +281,23 @@ function cpuSeconds(pid: number): number {
  * A chunked POST written 64 KiB at a time until an answer arrives (or `total` bytes were
  * written): the status, how much was written by then, and the body.
  */
-function streamUntilAnswered(url: URL, headers: Record<string, string>, total: number) {
+/**
+ * streamOnce, sent again (at most twice) when the connection broke before its answer was read:
+ * the gateway closes the socket after an early answer while this side still writes, and on a
+ * loaded machine the write's EPIPE can come before the answer is parsed.
+ */
+async function streamUntilAnswered(url: URL, headers: Record<string, string>, total: number) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await streamOnce(url, headers, total);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (attempt >= 3 || (code !== 'EPIPE' && code !== 'ECONNRESET')) throw err;
+    }
+  }
+}
+
+function streamOnce(url: URL, headers: Record<string, string>, total: number) {
   return new Promise<{ status: number; written: number; body: string; finished: boolean }>((resolve, reject) => {
     const chunk = Buffer.alloc(64 * 1024, 0x61);
     let written = 0;
@@ -295,6 +311,7 @@ function streamUntilAnswered(url: URL, headers: Record<string, string>, total: n
       );
     });
     req.on('error', (err) => {
+      clearInterval(timer);
       if (!finished) reject(err);
     });
     const timer = setInterval(() => {
