@@ -35,6 +35,13 @@ describe('targetOf', () => {
     expect(new Request(url).url).toBe(url); // the URL a Request would have
   });
 
+  // FAILS (a bug found here, not fixed): VALID_TARGET lets an apostrophe through unparsed, but a
+  // special URL's query percent-encodes it (WHATWG: the special-query set), so the URL differs
+  // from the Request's: http://h/a?x=' where a Request has http://h/a?x=%27
+  it('reads an apostrophe in the query as a Request would, percent-encoded', () => {
+    expect(targetOf(request("/a?x='", 'h'))?.url).toBe(new Request("http://h/a?x='").url);
+  });
+
   it.each([
     ['a backslash in the path', '/a\\b', 'h'],
     ['an absolute target with a backslash', 'http://h\\evil/x', 'h'],
