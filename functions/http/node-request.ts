@@ -5,8 +5,11 @@
 import type { IncomingMessage } from 'node:http';
 import { getPath } from 'hono/utils/url';
 
-/** A request target taken as sent, without the URL parser: origin-form, only characters a URL keeps as they are. */
-const VALID_TARGET = /^\/[!#$&-;=?-[\]_a-z~]*$/;
+/**
+ * A request target taken as sent, without the URL parser: origin-form, only characters a URL
+ * keeps as they are (not an apostrophe: a special URL's query percent-encodes it).
+ */
+const VALID_TARGET = /^\/[!#$&(-;=?-[\]_a-z~]*$/;
 /** A Host taken as sent: lowercase name characters, an optional port of 4 or 5 digits from 1000. */
 export const VALID_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 /** A dot segment, which the URL parser resolves. */
