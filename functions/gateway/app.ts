@@ -6,11 +6,11 @@
 //   GET /healthz, GET /readyz; GET /metrics (with EMQ_METRICS_TOKEN, functions/http/metrics.ts)
 // Authorization: Bearer <token> (or ?_token=<token> when queryToken is on).
 // A node:http request listener: no Request or Response objects and no router in between, as
-// this is every job's hop (measured with npm run bench: the same steps under Hono on
-// @hono/node-server took ~1.5x the CPU per request). Routes are matched on the path as Hono
-// would see it (dot segments resolved, percent-decoded), commands read from the path as sent.
-// Each request has its record (functions/http/request-record.ts): its id minted and echoed in
-// X-Request-Id (the producer's X-Request-Id logged beside it, to join the two hops' lines), and its summary (route pattern as Hono named it) to the sinks.
+// this is every job's hop. Routes are matched on the path as a URL reads it (dot segments
+// resolved, percent-decoded: functions/http/node-request.ts), commands read from the path as
+// sent. Each request has its record (functions/http/request-record.ts): its id minted and
+// echoed in X-Request-Id (the producer's X-Request-Id logged beside it, to join the two hops'
+// lines), and its summary (route pattern: routeOf) to the sinks.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getQueryParam } from 'hono/utils/url';
 import type { Arg, Outcome } from '../../shared/connection.js';
@@ -115,9 +115,9 @@ const ANY_DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?#]|$)/i;
 const header = (value: string | string[] | undefined) => (typeof value === 'string' ? value : undefined);
 
 /**
- * The route pattern Hono matched for the request (the log line's and the metrics' route): the
- * gateway's routes were GET /healthz and /readyz (HEAD served from GET), POST /, /pipeline
- * and /multi-exec, and /* for every other method and path.
+ * The request's route pattern (the log line's and the metrics' route, a bounded set): GET /healthz
+ * and /readyz (HEAD as GET), POST /, /pipeline and /multi-exec, and /* for every other method
+ * and path.
  */
 function routeOf(method: string | undefined, path: string): string {
   if (method === 'POST') return path === '/' || path === '/pipeline' || path === '/multi-exec' ? path : '/*';
