@@ -306,7 +306,7 @@ export function createGateway({
       }
       return single(scope, pathCommand(raw, await readIncoming(req, cap, record), one.perCommand), base64, record);
     }
-    // HEAD would run the command as a GET does (Hono served HEAD from GET routes)
+    // HEAD would run the command as a GET does: it is refused (405)
     if (method === 'GET') return single(scope, pathCommand(raw, undefined, capsOf[scope][0].perCommand), base64, record);
     return notAllowed(method);
   };
@@ -322,7 +322,7 @@ export function createGateway({
     const text = made ?? JSON.stringify(body);
     // no spread when there is nothing to add (most answers): a literal V8 builds on its fast path
     const head: Record<string, string | number> = headers ? { 'Content-Type': 'application/json', ...headers } : { 'Content-Type': 'application/json' };
-    // a HEAD's answer had no Content-Length (Hono answered it with a bodiless copy of the GET's)
+    // a HEAD's answer (the probes') carries no Content-Length: it has no body
     if (req.method !== 'HEAD') head['Content-Length'] = Buffer.byteLength(text);
     if (record) head['X-Request-Id'] = record.id;
     // a request that was in flight when draining began: its client must not reuse the socket
