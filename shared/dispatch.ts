@@ -109,7 +109,7 @@ export async function dispatch(
   if (observer?.script) {
     commands.forEach((c, i) => {
       const script = scriptOf(list, c);
-      if (script) observer.script!(script, outcomes[i]!, c.keys);
+      if (script) observer.script!(script, outcomes[i]!, c.keys, c.args);
     });
   }
   return outcomes;

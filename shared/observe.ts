@@ -4,13 +4,13 @@
 // data points, and both into the request's log line. An observer rides on a Connection
 // (`observed()`), so each request can have its own without changing any function's signature.
 // Observers must not throw and must be cheap: they run on the hot path.
-import type { Connection, Outcome, RequestScope, ScriptCommand } from './connection.js';
+import type { Arg, Connection, Outcome, RequestScope, ScriptCommand } from './connection.js';
 import { errorPrefix } from './errors.js';
 import type { Script } from './scripts.js';
 
 export interface Observer {
   /** A script call's final outcome, after dispatch's NOSCRIPT and transient rounds. */
-  script?(script: Script, outcome: Outcome, keys: readonly string[]): void;
+  script?(script: Script, outcome: Outcome, keys: readonly string[], args?: readonly Arg[]): void;
   /** A call answered NOSCRIPT was sent again as EVAL. */
   noscript?(script: Script): void;
   /** A call answered transiently (TRYAGAIN, MOVED, ASK...) is sent again; `reply` is the error's first word. */
@@ -80,12 +80,13 @@ function labelled(f: unknown, labels: Readonly<Record<number, VerdictLabel>>): V
  * - job-state: found, or missing (nil)
  * - flow: N (1 to 1000 children) enqueued, 0 duplicate
  * - flow-parent: 1 held, [2, ids...] resumed (held by an earlier send of the flow), 0 duplicate
- * - flow-child: 1 clear (check: it would land; land: it landed: the reply does not say which
- *   mode, and a flow's host sends both, so a child landed counts twice), 0 there (there or ran)
+ * - flow-child: 1 clear in check mode (it would land), enqueued in land mode (it landed), 0
+ *   there (there already, or it ran); the mode is its fifth argument (`args`), so without
+ *   them a 1 is clear
  * - an error reply: `refused` with the script's refusal code, else `error` with its first word
  * - `unexpected` for a reply the script does not give.
  */
-export function verdictOf(script: Script, outcome: Outcome): { verdict: VerdictLabel; code?: string } {
+export function verdictOf(script: Script, outcome: Outcome, args?: readonly Arg[]): { verdict: VerdictLabel; code?: string } {
   if (!outcome.ok) {
     const code = errorCode(outcome.error);
     return { verdict: REFUSALS.has(code) ? 'refused' : 'error', code };
@@ -112,7 +113,7 @@ export function verdictOf(script: Script, outcome: Outcome): { verdict: VerdictL
     case 'flow-parent':
       return { verdict: head === 2 ? 'resumed' : labelled(flag(value), { 1: 'held', 0: 'duplicate' }) };
     case 'flow-child':
-      return { verdict: labelled(flag(value), { 1: 'clear', 0: 'there' }) };
+      return { verdict: labelled(flag(value), { 1: args?.[4] === 'land' ? 'enqueued' : 'clear', 0: 'there' }) };
     default:
       return { verdict: 'unexpected' };
   }

@@ -22,14 +22,16 @@ function scriptOfSha(sha: string): Script | undefined {
   return lastScript;
 }
 
-/** The project script an EVALSHA or EVAL names, with its keys; undefined for any other command. */
-function scriptCall(args: readonly Arg[]): { script: Script; keys: string[] } | undefined {
+/** The project script an EVALSHA or EVAL names, with its first key and its arguments; undefined for any other command. */
+function scriptCall(args: readonly Arg[]): { script: Script; keys: string[]; argv: readonly Arg[] } | undefined {
   const op = text(args[0]).toLowerCase();
   if (op !== 'evalsha' && op !== 'eval') return undefined;
   const script = op === 'evalsha' ? scriptOfSha(text(args[1])) : byText.get(text(args[1]));
   const count = Number(text(args[2]));
   if (!script || !Number.isSafeInteger(count) || count < 0) return undefined;
-  return { script, keys: args.slice(3, 3 + Math.min(count, 1)).map(text) };
+  // the arguments only where a verdict reads them (flow-child's mode): no copy per enqueue
+  const argv = script.name === 'flow-child' ? args.slice(3 + count, 8 + count).map(text) : [];
+  return { script, keys: args.slice(3, 3 + Math.min(count, 1)).map(text), argv };
 }
 
 /** The commands a request relayed and their outcomes (one outcome for an aborted transaction). */
@@ -50,7 +52,7 @@ export function noteOutcomes(
     const call = scriptCall(commands[i]!);
     if (call) {
       if (!outcome.ok && errorCode(outcome.error) === 'NOSCRIPT') record.noscript(call.script);
-      record.script(call.script, outcome, call.keys);
+      record.script(call.script, outcome, call.keys, call.argv);
     }
     if (kind === 'single' && !outcome.ok) record.code = errorCode(outcome.error);
   });

@@ -141,8 +141,8 @@ export function createMetrics(): Metrics {
   return {
     registry,
     observer: {
-      script(script, outcome) {
-        const { verdict, code = '' } = verdictOf(script, outcome);
+      script(script, outcome, _keys, args) {
+        const { verdict, code = '' } = verdictOf(script, outcome, args);
         callsOf(script.name, verdict, code).inc();
       },
       noscript: (script) => noscript.inc({ script: script.name }),

@@ -4,7 +4,7 @@
 // (shared/observe.ts), and its summary once answered, for the sinks (log line, metrics, the
 // Worker's data points). The producer's core (functions/producer/core.ts) and the gateway's
 // node:http listener (functions/gateway/app.ts) keep one per request. Runtime-agnostic.
-import type { Outcome } from '../../shared/connection.js';
+import type { Arg, Outcome } from '../../shared/connection.js';
 import { type Observer, queueOfKey, verdictOf } from '../../shared/observe.js';
 import type { Script } from '../../shared/scripts.js';
 
@@ -116,16 +116,16 @@ export class RequestRecord implements Observer {
     return this.trace ? { 'X-Request-Id': this.id, traceparent: this.trace.header } : { 'X-Request-Id': this.id };
   }
 
-  script(script: Script, outcome: Outcome, keys: readonly string[]): void {
+  script(script: Script, outcome: Outcome, keys: readonly string[], args?: readonly Arg[]): void {
     // a gateway's caller may send any key: only a queue-like tag reaches the log
     const queue = this.queue === undefined ? queueOfKey(keys[0]) : undefined;
     if (queue !== undefined && QUEUE_SHAPE.test(queue)) this.queue = queue;
-    const { verdict, code = '' } = verdictOf(script, outcome);
+    const { verdict, code = '' } = verdictOf(script, outcome, args);
     const key = `${script.name} ${verdict} ${code}`;
     const seen = this.calls.get(key) ?? { script: script.name, verdict, code, count: 0 };
     seen.count++;
     this.calls.set(key, seen);
-    this.process?.script?.(script, outcome, keys);
+    this.process?.script?.(script, outcome, keys, args);
   }
 
   noscript(script: Script): void {
