@@ -1,6 +1,9 @@
 // Base64 with web globals only (atob/btoa work on byte strings), for every runtime.
 const STRICT = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+/** Whether text is standard, padded base64 (the only form read: no silent repair). */
+export const isBase64 = (text: string): boolean => STRICT.test(text);
+
 export function toBase64(bytes: Uint8Array): string {
   let bin = '';
   // in slices: String.fromCharCode takes its bytes as arguments, and arguments are limited
@@ -10,7 +13,7 @@ export function toBase64(bytes: Uint8Array): string {
 
 /** The bytes of standard, padded base64; undefined for anything else (no silent repair). */
 export function fromBase64(text: string): Uint8Array | undefined {
-  if (!STRICT.test(text)) return undefined;
+  if (!isBase64(text)) return undefined;
   const bin = atob(text);
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);

@@ -6,13 +6,13 @@
 // command names (ZXZhbHNoYQ== for evalsha) as unknown commands and writes nothing; our answer
 // echoes the header, so the client learns which endpoint it has.
 import type { Arg } from '../../shared/connection.js';
+import { isBase64 } from '../../shared/base64.js';
 import { BadCommand } from './args.js';
 
 export const ARG_ENCODING = 'emq-arg-encoding';
 /** The answer's header saying the arguments were read as base64. */
 export const DECODED = { 'Emq-Arg-Encoding': 'base64' } as const;
 
-const STRICT = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Whether the request asks for base64 arguments (ASCII, any case); any other value is refused. */
 export function wantsBase64(value: string | string[] | undefined): boolean {
@@ -23,7 +23,7 @@ export function wantsBase64(value: string | string[] | undefined): boolean {
 
 /** One argument's bytes: ASCII as text (names, keys, ids: what the policy and observer compare), else bytes. */
 function decodeArg(arg: Arg, where: string): Arg {
-  if (typeof arg !== 'string' || !STRICT.test(arg)) throw new BadCommand(`${where} is not standard padded base64 (Emq-Arg-Encoding: base64)`);
+  if (typeof arg !== 'string' || !isBase64(arg)) throw new BadCommand(`${where} is not standard padded base64 (Emq-Arg-Encoding: base64)`);
   const bytes = Buffer.from(arg, 'base64');
   for (let i = 0; i < bytes.length; i++) if (bytes[i]! > 0x7f) return bytes;
   return bytes.toString('latin1');

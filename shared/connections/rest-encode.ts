@@ -7,6 +7,7 @@
 // request over maxBodyBytes, is refused whole (TooLargeError) before the first is sent, so a
 // batch or a flow never lands in part for want of room.
 import type { Arg, ScriptCommand } from '../connection.js';
+import { toBase64 } from '../base64.js';
 import { TooLargeError } from '../errors.js';
 
 const utf8 = new TextEncoder();
@@ -52,10 +53,7 @@ function segment(arg: Arg): string {
 function base64Of(arg: Arg): string {
   // ASCII text is its own byte string (the usual key, id, SHA-1)
   if (typeof arg === 'string' && !/[^\x00-\x7f]/.test(arg)) return btoa(arg);
-  const bytes = bytesOf(arg);
-  let bin = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(bin);
+  return toBase64(bytesOf(arg));
 }
 
 /** The UTF-8 length of text, without encoding it (a lone surrogate counts as U+FFFD: 3). */

@@ -217,8 +217,7 @@ export class RestConnection implements Connection {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
-      throw new ConnectionError(`REST ${this.base}: ${why}`, { cause: err });
+      throw this.unreached(err);
     }
     await res.body?.cancel();
     if (res.status === 401) throw new AuthError(`REST ${this.base} refused the token (401)`);
@@ -259,6 +258,12 @@ export class RestConnection implements Connection {
     return commands.every((c) => (c.op === 'evalsha' ? this.shas.has(c.sha1) : this.texts.has(c.script)));
   }
 
+  /** A fetch that failed (no answer, a timeout) as the transport's error. */
+  private unreached(err: unknown): ConnectionError {
+    const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
+    return new ConnectionError(`REST ${this.base}: ${why}`, { cause: err });
+  }
+
   /** POSTs and parses the JSON answer; retries transport failures and 502/503/504 when `idempotent`. */
   private async request(path: string, body: string | Uint8Array, type: string, idempotent: boolean, base64 = false): Promise<unknown> {
     const headers: Record<string, string> = { ...this.requestHeaders, ...this.headers, 'Content-Type': type };
@@ -274,8 +279,7 @@ export class RestConnection implements Connection {
           signal: AbortSignal.timeout(this.timeoutMs),
         });
       } catch (err) {
-        const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
-        if (last) throw new ConnectionError(`REST ${this.base}: ${why}`, { cause: err });
+        if (last) throw this.unreached(err);
         this.observer?.retry?.('transport');
         await backoff(this.retry, attempt);
         continue;
