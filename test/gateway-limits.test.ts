@@ -9,16 +9,25 @@ import { mintId } from '../shared/ids.js';
 import { enqueueScript } from '../shared/scripts.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
-import { call, command, keysOf, evalshaPath, evalEnqueue, percentBytes, snapshot, readAll, privateGateway } from './support/gateway-calls.js';
+import {
+  call,
+  command,
+  keysOf,
+  evalshaPath,
+  evalEnqueue,
+  percentBytes,
+  snapshot,
+  readAll,
+  MAX_BODY,
+  MAX_PIPELINE,
+  cappedGateway,
+} from './support/gateway-calls.js';
 
 describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_MAX_PIPELINE=10)', () => {
-  const MAX_BODY = 1024 * 1024;
-  const MAX_PIPELINE = 10;
-  const held = privateGateway({ EMQ_GATEWAY_MAX_BODY: String(MAX_BODY), EMQ_GATEWAY_MAX_PIPELINE: String(MAX_PIPELINE) });
-  let server: RunningServer;
+  const held = cappedGateway();
   let admin: Admin;
   let gw: GatewayProcess;
-  beforeAll(() => void ({ server, admin, gw } = held));
+  beforeAll(() => void ({ admin, gw } = held));
 
   // ---- 4. limits and malformed requests
   describe('limits', () => {

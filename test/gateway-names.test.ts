@@ -1,19 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RunningServer } from '../scripts/valkey.js';
 import { mintId } from '../shared/ids.js';
 import { enqueueScript } from '../shared/scripts.js';
 import { freshQueue, type Admin } from './support/admin.js';
 import type { GatewayProcess } from './support/gateway.js';
-import { call, command, evalshaPath, snapshot, sleep, privateGateway } from './support/gateway-calls.js';
+import { call, command, evalshaPath, snapshot, sleep, cappedGateway } from './support/gateway-calls.js';
 
 describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_MAX_PIPELINE=10)', () => {
-  const MAX_BODY = 1024 * 1024;
-  const MAX_PIPELINE = 10;
-  const held = privateGateway({ EMQ_GATEWAY_MAX_BODY: String(MAX_BODY), EMQ_GATEWAY_MAX_PIPELINE: String(MAX_PIPELINE) });
-  let server: RunningServer;
+  const held = cappedGateway();
   let admin: Admin;
   let gw: GatewayProcess;
-  beforeAll(() => void ({ server, admin, gw } = held));
+  beforeAll(() => void ({ admin, gw } = held));
 
   describe('finding 2 (security review): command names are ASCII, compared as ASCII', () => {
     it('pıng (dotless ı) with a 0xFF argument, and CONFIG %FF: 400 for both scopes, nothing sent, the shared connection never drops', async () => {

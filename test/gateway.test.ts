@@ -11,12 +11,10 @@ import { enqueueOnceScript, enqueueScript, jobStateScript } from '../shared/scri
 import { freshQueue, type Admin } from './support/admin.js';
 import { emq } from './support/cli.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
-import { call, command, keysOf, evalshaPath, evalEnqueue, percentBytes, snapshot, readAll, privateGateway, type CallOptions } from './support/gateway-calls.js';
+import { call, command, keysOf, evalshaPath, evalEnqueue, percentBytes, snapshot, readAll, type CallOptions, cappedGateway } from './support/gateway-calls.js';
 
 describe('gateway (one private server, EMQ_GATEWAY_MAX_BODY=1 MiB, EMQ_GATEWAY_MAX_PIPELINE=10)', () => {
-  const MAX_BODY = 1024 * 1024;
-  const MAX_PIPELINE = 10;
-  const held = privateGateway({ EMQ_GATEWAY_MAX_BODY: String(MAX_BODY), EMQ_GATEWAY_MAX_PIPELINE: String(MAX_PIPELINE) });
+  const held = cappedGateway();
   let server: RunningServer;
   let admin: Admin;
   let gw: GatewayProcess;

@@ -120,3 +120,10 @@ export function privateGateway(env: Record<string, string>): PrivateGateway {
   });
   return held;
 }
+
+/** The caps of the gateway the gateway test files share the shape of. */
+export const MAX_BODY = 1024 * 1024;
+export const MAX_PIPELINE = 10;
+
+/** privateGateway with EMQ_GATEWAY_MAX_BODY=MAX_BODY and EMQ_GATEWAY_MAX_PIPELINE=MAX_PIPELINE. */
+export const cappedGateway = (): PrivateGateway => privateGateway({ EMQ_GATEWAY_MAX_BODY: String(MAX_BODY), EMQ_GATEWAY_MAX_PIPELINE: String(MAX_PIPELINE) });
