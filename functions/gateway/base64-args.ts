@@ -13,7 +13,6 @@ export const ARG_ENCODING = 'emq-arg-encoding';
 /** The answer's header saying the arguments were read as base64. */
 export const DECODED = { 'Emq-Arg-Encoding': 'base64' } as const;
 
-
 /** Whether the request asks for base64 arguments (ASCII, any case); any other value is refused. */
 export function wantsBase64(value: string | string[] | undefined): boolean {
   if (value === undefined) return false;
