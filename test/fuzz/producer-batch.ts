@@ -1,8 +1,8 @@
 // The producer fuzz: POST /v1/queues/:queue/batch, its cases, a reference reading of its body, and its plan.
 import fc from 'fast-check';
-import { bytesOf, headersOf, hostileId, printable, validId } from './arbitraries.js';
+import { bytesOf, hostileId, printable, validId } from './arbitraries.js';
 import { jk, model, type Place } from './model.js';
-import { ID_RULE, B64_RULE, checkRow, expectOf, intact, param, violation, type Plan, type Req } from './oracle.js';
+import { ID_RULE, B64_RULE, checkRow, expectOf, intact, param, violation, type Plan } from './oracle.js';
 import type { Answer } from '../support/answer.js';
 import { goodPlaceArb, landing, laneOf, placeArb, placeRule, placeValues, reach, type Placed, type PlaceV } from './placement.js';
 import { MAX_BATCH, MAX_ITEMS, MAX_PAYLOAD, WT } from './setup.js';
@@ -19,6 +19,7 @@ import {
   idArb,
   idOf,
   segArb,
+  postOf,
 } from './producer-common.js';
 import { kindOf } from './producer-jobs.js';
 
@@ -303,18 +304,7 @@ export function planBatch(c: BatchCase): Plan {
   const auth = authHeader(c.auth);
   const sent = Date.now();
   const body = docBytes(c.doc, param(c.queue.seg), sent);
-  const req: Req = {
-    method: 'POST',
-    path,
-    headers: headersOf(
-      [
-        ['Authorization', auth],
-        ['Content-Type', c.contentType],
-      ],
-      c.extra,
-    ),
-    body,
-  };
+  const req = postOf(path, auth, c.contentType, c.extra, body);
   const base = { label: 'producer POST /v1/queues/:queue/batch', req, service: 'producer' as const };
   if (!intact(path) || c.queue.seg === '') return { ...base, valkey: undefined, writes: () => false };
   const refuse = (status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });

@@ -1,7 +1,7 @@
 // The producer fuzz's common parts: auth, queues, ids and Idempotency-Keys, the gates every
 // /v1/queues route passes first, and the check of a job the model holds.
 import fc from 'fast-check';
-import { headerJunk, hostileId, printable, validId, type Alter } from './arbitraries.js';
+import { headerJunk, headersOf, hostileId, printable, validId, type Alter } from './arbitraries.js';
 import { jk, model, type FlowRow } from './model.js';
 import { QUEUE_RULE, checkRow, expectOf, param, trimHttp, violation, type Req } from './oracle.js';
 import type { Answer } from '../support/answer.js';
@@ -173,4 +173,20 @@ export async function checkKnown(plan: { req: Req }, ans: Answer, q: string, id:
   const row = model.flowRows.get(jk(q, id));
   if (row) return checkFlowRow(plan, ans, q, id, row);
   await checkRow(plan, ans, q, id, model.jobs.get(jk(q, id))!, expectOf(model.placeOf(q, id)));
+}
+
+/** A POST of `body` with the caller's Authorization and the case's Content-Type and extra header (batch, flows). */
+export function postOf(path: string, auth: string | undefined, contentType: string | undefined, extra: [string, string] | undefined, body: Buffer): Req {
+  return {
+    method: 'POST',
+    path,
+    headers: headersOf(
+      [
+        ['Authorization', auth],
+        ['Content-Type', contentType],
+      ],
+      extra,
+    ),
+    body,
+  };
 }

@@ -1,7 +1,7 @@
 // The producer fuzz: POST /v1/queues/:queue/flows, a reference reading of its body, its cases
 // and plan, and the flows fuzz's own arbitrary and replayed examples.
 import fc from 'fast-check';
-import { bytesOf, headersOf, hostileId, printable, validId } from './arbitraries.js';
+import { bytesOf, hostileId, printable, validId } from './arbitraries.js';
 import { jk, model, type FlowRow } from './model.js';
 import { ID_RULE, QUEUE_RULE, B64_RULE, intact, isUtf8, param, violation, type Plan, type Req } from './oracle.js';
 import type { Answer } from '../support/answer.js';
@@ -23,6 +23,7 @@ import {
   okAuthArb,
   segArb,
   tokenOf,
+  postOf,
 } from './producer-common.js';
 
 // ---------------------------------------------------------------- producer: POST /v1/queues/:queue/flows
@@ -353,18 +354,7 @@ export function planFlow(c: FlowCase): Plan {
 
 function planFlowBody(c: FlowCase, seg: string, auth: string | undefined, body: Buffer): Plan {
   const path = `/v1/queues/${seg}/flows`;
-  const req: Req = {
-    method: 'POST',
-    path,
-    headers: headersOf(
-      [
-        ['Authorization', auth],
-        ['Content-Type', c.contentType],
-      ],
-      c.extra,
-    ),
-    body,
-  };
+  const req = postOf(path, auth, c.contentType, c.extra, body);
   const base = { label: FLOWS, req, service: 'producer' as const };
   if (!intact(path) || seg === '') return { ...base, valkey: undefined, writes: () => false };
   /** A refusal: its status and code, the child it names (or none), nothing written. */
