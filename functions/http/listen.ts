@@ -30,7 +30,10 @@ export async function listen({ listener, host, port, limits, tls }: ListenOption
     const s: Server = secure ? createHttpsServer(secure, listener) : createHttpServer(options, listener);
     guardConnections(s, limits, !!secure);
     s.once('error', reject);
-    s.listen(port, host, () => resolve(s));
+    // Node's backlog (511) overflows under a burst of connections, and the kernel then drops the
+    // handshake's last ACK: such a client counts itself connected while the guard sees its socket
+    // only seconds later. The kernel caps this at net.core.somaxconn.
+    s.listen({ port, host, backlog: 4_096 }, () => resolve(s));
   });
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
