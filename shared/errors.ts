@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'invalid_id'
   | 'invalid_payload'
   | 'invalid_flow'
+  | 'invalid_argument'
   | 'too_large'
   | 'kind'
   | 'layout'
@@ -51,6 +52,13 @@ export class InvalidPayloadError extends RefusalError {
 export class InvalidFlowError extends RefusalError {
   constructor(message: string) {
     super('invalid_flow', message);
+  }
+}
+
+/** A control verb's argument breaks its rule (a lane's limit or weight, a page's cursor or size); nothing was sent. */
+export class InvalidArgumentError extends RefusalError {
+  constructor(message: string) {
+    super('invalid_argument', message);
   }
 }
 
@@ -176,4 +184,10 @@ export function fromReply(message: string): EmqError {
 export function replyText(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   return value instanceof Uint8Array ? new TextDecoder().decode(value) : undefined;
+}
+
+/** A reply as short JSON for an error's text (bytes as text, at most 200 characters). */
+export function shownReply(value: unknown): string {
+  const json = JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? Number(v) : v instanceof Uint8Array ? replyText(v) : v));
+  return (json ?? String(value)).slice(0, 200);
 }

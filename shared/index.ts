@@ -39,6 +39,7 @@ export {
   groupLimitKey,
   jobKey,
   laneKey,
+  metaKey,
   pausedGroupsKey,
   pendingKey,
   processedKey,
@@ -61,6 +62,7 @@ export { enqueueGrouped, enqueueGroupedOnce } from './lanes.js';
 export type { GroupedOnceOptions } from './lanes.js';
 export { FLOW_MAX_CHILDREN, addFlow } from './flow.js';
 export type { FailurePolicy, FlowChildInput, FlowInput, FlowJob, FlowResult, PartlyLanded } from './flow.js';
+export { pauseQueue } from './queue-pause.js';
 export {
   allScripts,
   enqueueOnceScript,
@@ -71,6 +73,7 @@ export {
   genqueueOnceScript,
   genqueueScript,
   jobStateScript,
+  queuePauseScript,
   scheduleOnceScript,
   scheduleScript,
 } from './scripts.js';

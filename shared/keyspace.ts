@@ -123,6 +123,12 @@ export function groupActiveKey(queue: string): string {
   return keyOf(queue, 'gactive');
 }
 
+/** `emq:{<queue>}:meta`, the queue's settings (a hash; its `paused` field stops the library's claims). */
+export function metaKey(queue: string): string {
+  validateQueue(queue);
+  return keyOf(queue, 'meta');
+}
+
 /** `emq:{<queue>}:wake`, wake tokens for parked consumers (a list of at most 64). */
 export function wakeKey(queue: string): string {
   validateQueue(queue);

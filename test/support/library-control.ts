@@ -1,0 +1,271 @@
+// The EchoMQ library's control and lane verbs, their script texts restated as seeds (from
+// EchoMQ.Admin 54570722691, EchoMQ.Lanes 54627295966, EchoMQ.Jobs 54494128534 and
+// EchoMQ.Metrics 54998517730; ../shared/protocol/LIBRARY.md §c.4, §d, §f), each called with
+// the keys and arguments its Elixir function builds. Our control scripts must write what
+// these write; the consumer verbs here (genqueue, gclaim, complete, reap, retry, promote)
+// drive a queue through the library's own transitions. @retry is restated without its flow
+// arms (ARGV[7] is nil for a job outside a flow, so they never run here); the group branch
+// that @complete and @retry share, and the ring rule of @promote and @reap, are written once
+// (the same commands, the same writes in the same order).
+import type { CommandCaller } from './consumer.js';
+
+export const SEED_QUEUE_PAUSE = `redis.call('HSET', KEYS[1], 'paused', '1')
+return 1`;
+
+export const SEED_QUEUE_RESUME = `redis.call('HDEL', KEYS[1], 'paused')
+return 1`;
+
+export const SEED_GWEIGHT = `redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1`;
+
+export const SEED_GPAUSE = `redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('LREM', KEYS[2], 0, ARGV[1])
+return 1`;
+
+export const SEED_GRESUME = `redis.call('SREM', KEYS[1], ARGV[2])
+local lane = ARGV[1] .. 'g:' .. ARGV[2] .. ':pending'
+if redis.call('ZCARD', lane) > 0 then
+  local lim = redis.call('HGET', KEYS[3], ARGV[2])
+  local act = tonumber(redis.call('HGET', KEYS[4], ARGV[2]) or '0')
+  if (not lim or act < tonumber(lim)) and not redis.call('LPOS', KEYS[2], ARGV[2]) then
+    redis.call('RPUSH', KEYS[2], ARGV[2])
+    redis.call('LPUSH', KEYS[5], '1')
+    redis.call('LTRIM', KEYS[5], 0, 63)
+  end
+end
+return 1`;
+
+export const SEED_GLIMIT = `redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+local act = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0')
+if act >= tonumber(ARGV[3]) then
+  redis.call('LREM', KEYS[3], 0, ARGV[2])
+else
+  local lane = ARGV[1] .. 'g:' .. ARGV[2] .. ':pending'
+  if redis.call('SISMEMBER', KEYS[4], ARGV[2]) == 0 and redis.call('ZCARD', lane) > 0 and
+     not redis.call('LPOS', KEYS[3], ARGV[2]) then
+    redis.call('RPUSH', KEYS[3], ARGV[2])
+    redis.call('LPUSH', KEYS[5], '1')
+    redis.call('LTRIM', KEYS[5], 0, 63)
+  end
+end
+return 1`;
+
+export const SEED_COUNTS = `local base = KEYS[1]
+local out = {}
+for i = 2, #KEYS do
+  out[#out + 1] = redis.call('ZCARD', KEYS[i])
+end
+for i = 1, #ARGV do
+  out[#out + 1] = tonumber(redis.call('HGET', base .. 'metrics:' .. ARGV[i], 'count') or '0')
+end
+return out`;
+
+const SEED_GENQUEUE = `if string.sub(ARGV[1], 1, 3) ~= 'JOB' then
+  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', '0', 'payload', ARGV[2], 'group', ARGV[3])
+redis.call('ZADD', KEYS[2], 0, ARGV[1])
+if redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 0 then
+  local lim = redis.call('HGET', KEYS[5], ARGV[3])
+  local act = tonumber(redis.call('HGET', KEYS[6], ARGV[3]) or '0')
+  if (not lim or act < tonumber(lim)) and not redis.call('LPOS', KEYS[3], ARGV[3]) then
+    redis.call('RPUSH', KEYS[3], ARGV[3])
+    redis.call('LPUSH', KEYS[7], '1')
+    redis.call('LTRIM', KEYS[7], 0, 63)
+  end
+end
+return 1`;
+
+const SEED_CLAIM = `local popped = redis.call('ZPOPMIN', KEYS[1])
+if #popped == 0 then return {} end
+local id = popped[1]
+local jk = ARGV[1] .. id
+local att = redis.call('HINCRBY', jk, 'attempts', 1)
+redis.call('HSET', jk, 'state', 'active')
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
+return {id, redis.call('HGET', jk, 'payload'), att}`;
+
+const SEED_GCLAIM = `local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')
+if not g then return {} end
+local lane = ARGV[1] .. 'g:' .. g .. ':pending'
+local popped = redis.call('ZPOPMIN', lane)
+if #popped == 0 then
+  redis.call('LREM', KEYS[1], 0, g)
+  return {}
+end
+local id = popped[1]
+local jk = ARGV[1] .. 'job:' .. id
+local att = redis.call('HINCRBY', jk, 'attempts', 1)
+redis.call('HSET', jk, 'state', 'active')
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
+local act = redis.call('HINCRBY', ARGV[1] .. 'gactive', g, 1)
+local lim = redis.call('HGET', ARGV[1] .. 'glimit', g)
+if lim and act >= tonumber(lim) then
+  redis.call('LREM', KEYS[1], 0, g)
+elseif redis.call('ZCARD', lane) == 0 then
+  redis.call('LREM', KEYS[1], 0, g)
+end
+return {id, redis.call('HGET', jk, 'payload'), att, g}`;
+
+// the group branch of each: the ring rule after a job leaves active (complete, retry)
+const GROUP_RELEASE = `local g = redis.call('HGET', KEYS[ROW], 'group')
+local was_active = redis.call('ZREM', KEYS[1], ARGV[1])
+if g then
+  local lane = p .. 'g:' .. g .. ':pending'
+  if was_active == 1 then
+    local act = redis.call('HINCRBY', p .. 'gactive', g, -1)
+    if act <= 0 then redis.call('HDEL', p .. 'gactive', g) end
+    if redis.call('SISMEMBER', p .. 'paused', g) == 0 and redis.call('ZCARD', lane) > 0 then
+      local lim = redis.call('HGET', p .. 'glimit', g)
+      if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
+        redis.call('RPUSH', p .. 'ring', g)
+        redis.call('LPUSH', p .. 'wake', '1')
+        redis.call('LTRIM', p .. 'wake', 0, 63)
+      end
+    end
+  else
+    redis.call('ZREM', lane, ARGV[1])
+    if redis.call('ZCARD', lane) == 0 then redis.call('LREM', p .. 'ring', 0, g) end
+  end
+else
+  if was_active == 0 then redis.call('ZREM', p .. 'pending', ARGV[1]) end
+end`;
+
+const SEED_COMPLETE = `local att = redis.call('HGET', KEYS[2], 'attempts')
+if not att then return 0 end
+if att ~= ARGV[2] then
+  return redis.error_reply('EMQSTALE complete token mismatch')
+end
+local p = ARGV[3]
+${GROUP_RELEASE.replace('KEYS[ROW]', 'KEYS[2]')}
+redis.call('DEL', KEYS[2])
+redis.call('HINCRBY', p .. 'metrics:completed', 'count', 1)
+return 1`;
+
+const SEED_RETRY = `local att = redis.call('HGET', KEYS[4], 'attempts')
+if not att then return redis.error_reply('EMQSTALE job gone') end
+if att ~= ARGV[2] then
+  return redis.error_reply('EMQSTALE retry token mismatch')
+end
+local p = ARGV[6]
+${GROUP_RELEASE.replace('KEYS[ROW]', 'KEYS[4]')}
+redis.call('HSET', KEYS[4], 'last_error', ARGV[5])
+if tonumber(att) >= tonumber(ARGV[4]) then
+  redis.call('HSET', KEYS[4], 'state', 'dead')
+  redis.call('ZADD', KEYS[3], 0, ARGV[1])
+  redis.call('HINCRBY', p .. 'metrics:failed', 'count', 1)
+  return 'dead'
+end
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+redis.call('HSET', KEYS[4], 'state', 'scheduled')
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+return 'scheduled'`;
+
+// the ring rule after a job enters its lane (promote, reap)
+const RING_AFTER_ADD = `if redis.call('SISMEMBER', p .. 'paused', g) == 0 then
+  local lim = redis.call('HGET', p .. 'glimit', g)
+  if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
+    redis.call('RPUSH', p .. 'ring', g)
+    redis.call('LPUSH', p .. 'wake', '1')
+    redis.call('LTRIM', p .. 'wake', 0, 63)
+  end
+end`;
+
+const SEED_PROMOTE = `local p = ARGV[1]
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+for _, id in ipairs(due) do
+  redis.call('ZREM', KEYS[1], id)
+  local jk = p .. 'job:' .. id
+  local g = redis.call('HGET', jk, 'group')
+  if g then
+    local lane = p .. 'g:' .. g .. ':pending'
+    redis.call('ZADD', lane, 0, id)
+    local act = tonumber(redis.call('HGET', p .. 'gactive', g) or '0')
+    ${RING_AFTER_ADD}
+  else
+    redis.call('ZADD', KEYS[2], 0, id)
+  end
+  redis.call('HSET', jk, 'state', 'pending')
+end
+return #due`;
+
+const SEED_REAP = `local p = ARGV[1]
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local exp = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)
+for _, id in ipairs(exp) do
+  redis.call('ZREM', KEYS[1], id)
+  local jk = p .. 'job:' .. id
+  local g = redis.call('HGET', jk, 'group')
+  if g then
+    local act = redis.call('HINCRBY', p .. 'gactive', g, -1)
+    if act <= 0 then redis.call('HDEL', p .. 'gactive', g) end
+    local lane = p .. 'g:' .. g .. ':pending'
+    redis.call('ZADD', lane, 0, id)
+    ${RING_AFTER_ADD}
+  else
+    redis.call('ZADD', KEYS[2], 0, id)
+  end
+  redis.call('HSET', jk, 'state', 'pending')
+end
+return #exp`;
+
+/** The library's verbs on one queue, each with the keys and arguments its Elixir function sends. */
+export function libraryVerbs(admin: CommandCaller, queue: string) {
+  const p = `emq:{${queue}}:`;
+  const k = (s: string) => p + s;
+  const run = (text: string, keys: string[], ...args: Array<string | Uint8Array>) => admin.call('EVAL', text, String(keys.length), ...keys, ...args);
+  return {
+    /** Admin.pause/2 and Admin.resume/2. */
+    pause: () => run(SEED_QUEUE_PAUSE, [k('meta')]),
+    resume: () => run(SEED_QUEUE_RESUME, [k('meta')]),
+    /** Lanes.weight/4, pause/3, resume/3, limit/4. */
+    weight: (g: string, w: number) => run(SEED_GWEIGHT, [k('gweight')], g, String(w)),
+    gpause: (g: string) => run(SEED_GPAUSE, [k('paused'), k('ring')], g),
+    gresume: (g: string) => run(SEED_GRESUME, [k('paused'), k('ring'), k('glimit'), k('gactive'), k('wake')], p, g),
+    limit: (g: string, n: number) => run(SEED_GLIMIT, [k('glimit'), k('gactive'), k('ring'), k('paused'), k('wake')], p, g, String(n)),
+    /** Metrics.get_counts/3 of every state, as { name: n }. */
+    async counts(): Promise<Record<string, number>> {
+      const sets = ['pending', 'active', 'schedule', 'dead'];
+      const reply = (await run(SEED_COUNTS, [p, ...sets.map(k)], 'completed', 'failed')) as number[];
+      return Object.fromEntries([...sets, 'completed', 'failed'].map((s, i) => [s, Number(reply[i])]));
+    },
+    /** Lanes.enqueue/5. */
+    genqueue: (g: string, id: string, payload = 'cargo') =>
+      run(SEED_GENQUEUE, [k(`job:${id}`), k(`g:${g}:pending`), k('ring'), k('paused'), k('glimit'), k('gactive'), k('wake')], id, payload, g),
+    /** Jobs.claim/3 (the queue's pause flag first): [id, payload, attempts] or null. */
+    async claim(leaseMs = 30_000): Promise<[string, string, number] | null> {
+      if ((await admin.call('HGET', k('meta'), 'paused')) !== null) return null;
+      const reply = (await run(SEED_CLAIM, [k('pending'), k('active')], k('job:'), String(leaseMs))) as unknown[];
+      if (reply.length === 0) return null;
+      const [id, payload, att] = reply as [Buffer, Buffer, number];
+      return [String(id), String(payload), Number(att)];
+    },
+    /** Lanes.claim/3 (the queue's pause flag first): [id, payload, attempts, group] or null. */
+    async gclaim(leaseMs = 30_000): Promise<[string, string, number, string] | null> {
+      if ((await admin.call('HGET', k('meta'), 'paused')) !== null) return null;
+      const reply = (await run(SEED_GCLAIM, [k('ring'), k('active')], p, String(leaseMs))) as unknown[];
+      if (reply.length === 0) return null;
+      const [id, payload, att, g] = reply as [Buffer, Buffer, number, Buffer];
+      return [String(id), String(payload), Number(att), String(g)];
+    },
+    /** Jobs.complete/4 of a job outside a flow. */
+    complete: (id: string, token: number) => run(SEED_COMPLETE, [k('active'), k(`job:${id}`)], id, String(token), p),
+    /** Jobs.retry/7 of a job outside a flow. */
+    retry: (id: string, token: number, delayMs: number, max: number) =>
+      run(SEED_RETRY, [k('active'), k('schedule'), k('dead'), k(`job:${id}`)], id, String(token), String(delayMs), String(max), 'boom', p),
+    /** Jobs.promote/3 and Jobs.reap/2. */
+    promote: (batch = 100) => run(SEED_PROMOTE, [k('schedule'), k('pending')], p, String(batch)),
+    reap: () => run(SEED_REAP, [k('active'), k('pending')], p),
+  };
+}
