@@ -36,6 +36,7 @@ export {
   flowOutboxKey,
   genqueueKeys,
   groupActiveKey,
+  groupKeys,
   groupLimitKey,
   jobKey,
   laneKey,
@@ -63,6 +64,8 @@ export type { GroupedOnceOptions } from './lanes.js';
 export { FLOW_MAX_CHILDREN, addFlow } from './flow.js';
 export type { FailurePolicy, FlowChildInput, FlowInput, FlowJob, FlowResult, PartlyLanded } from './flow.js';
 export { pauseQueue } from './queue-pause.js';
+export { GROUP_SETTING_MAX, groupViewOf, readGroup, setGroup } from './group-control.js';
+export type { GroupChange, GroupView } from './group-control.js';
 export {
   allScripts,
   enqueueOnceScript,
@@ -72,6 +75,8 @@ export {
   flowScript,
   genqueueOnceScript,
   genqueueScript,
+  groupReadScript,
+  groupSetScript,
   jobStateScript,
   queuePauseScript,
   scheduleOnceScript,

@@ -129,6 +129,16 @@ export function metaKey(queue: string): string {
   return keyOf(queue, 'meta');
 }
 
+/**
+ * The keys of one group's settings, as @group-set takes them: its lane, ring, paused, glimit,
+ * gactive, gweight, wake (@group-read takes the first six). Checks the queue and the group.
+ */
+export function groupKeys(queue: string, group: string): string[] {
+  validateQueue(queue);
+  validateGroup(group);
+  return [`g:${group}:pending`, 'ring', 'paused', 'glimit', 'gactive', 'gweight', 'wake'].map((s) => keyOf(queue, s));
+}
+
 /** `emq:{<queue>}:wake`, wake tokens for parked consumers (a list of at most 64). */
 export function wakeKey(queue: string): string {
   validateQueue(queue);
