@@ -44,6 +44,7 @@ export {
   pausedGroupsKey,
   pendingKey,
   processedKey,
+  queueInfoKeys,
   ringKey,
   scheduleKey,
   scheduleKeys,
@@ -66,6 +67,8 @@ export type { FailurePolicy, FlowChildInput, FlowInput, FlowJob, FlowResult, Par
 export { pauseQueue } from './queue-pause.js';
 export { GROUP_SETTING_MAX, groupViewOf, readGroup, setGroup } from './group-control.js';
 export type { GroupChange, GroupView } from './group-control.js';
+export { QUEUE_INFO_PAGE, QUEUE_INFO_PAGE_MAX, queueInfo } from './queue-info.js';
+export type { QueueCounts, QueueInfo } from './queue-info.js';
 export {
   allScripts,
   enqueueOnceScript,
@@ -78,6 +81,7 @@ export {
   groupReadScript,
   groupSetScript,
   jobStateScript,
+  queueInfoScript,
   queuePauseScript,
   scheduleOnceScript,
   scheduleScript,

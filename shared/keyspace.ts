@@ -139,6 +139,14 @@ export function groupKeys(queue: string, group: string): string[] {
   return [`g:${group}:pending`, 'ring', 'paused', 'glimit', 'gactive', 'gweight', 'wake'].map((s) => keyOf(queue, s));
 }
 
+/** The twelve keys @queue-info takes: meta, the four sets, the two metrics hashes, ring, paused, glimit, gactive, gweight. */
+export function queueInfoKeys(queue: string): string[] {
+  validateQueue(queue);
+  return ['meta', 'pending', 'active', 'schedule', 'dead', 'metrics:completed', 'metrics:failed', 'ring', 'paused', 'glimit', 'gactive', 'gweight'].map((s) =>
+    keyOf(queue, s),
+  );
+}
+
 /** `emq:{<queue>}:wake`, wake tokens for parked consumers (a list of at most 64). */
 export function wakeKey(queue: string): string {
   validateQueue(queue);
