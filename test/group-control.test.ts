@@ -4,9 +4,7 @@
 // serves one job at a time, a paused lane keeps its depth and is skipped, a resumed lane is
 // on the ring again and served. readGroup reads a group back; every refusal writes nothing.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Connection } from '../shared/connection.js';
-import { connectGlide } from '../shared/connections/glide.js';
+import { describe, expect, inject, it } from 'vitest';
 import {
   type GroupChange,
   InvalidArgumentError,
@@ -22,7 +20,8 @@ import {
   readGroup,
   setGroup,
 } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot } from './support/admin.js';
+import { connectedTo, glideTarget } from './support/targets.js';
 import { queueState } from './support/keyspace-state.js';
 import { libraryVerbs } from './support/library-control.js';
 
@@ -30,17 +29,8 @@ const A = 'PRT0KHTOWnGLuC';
 const B = 'USR0NgWEfAEJfs';
 const groupId = fc.tuple(fc.stringMatching(/^[A-Z]{3}$/), fc.bigInt({ min: 0n, max: 2n ** 63n - 1n })).map(([ns, s]) => encodeId(ns, s));
 
-describe.each(inject('servers'))('setGroup and readGroup: $name', ({ url }) => {
-  let admin: Admin;
-  let conn: Connection;
-  beforeAll(async () => {
-    admin = await connectAdmin(url);
-    conn = await connectGlide(url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+describe.each(inject('servers').map(glideTarget))('setGroup and readGroup: $name', (target) => {
+  const t = connectedTo(target);
 
   it("≡ the library's @gweight, @gpause, @glimit, @gresume in that order, from any group state; the answer is readGroup's", async () => {
     const other = 'ORD0NgWEfAEJfs';
@@ -66,25 +56,25 @@ describe.each(inject('servers'))('setGroup and readGroup: $name', ({ url }) => {
         for (const q of [ours, theirs]) {
           const k = (s: string) => `emq:{${q}}:${s}`;
           const name = (x: string) => (x === 'g' ? g : other);
-          for (const id of ids) await admin.call('ZADD', k(`g:${g}:pending`), '0', id);
-          if (b.ring !== 'none') await admin.call('RPUSH', k('ring'), ...b.ring.split(' ').map(name));
-          if (b.paused.length > 0) await admin.call('SADD', k('paused'), ...b.paused.map(name));
-          if (b.glimit !== undefined) await admin.call('HSET', k('glimit'), g, String(b.glimit));
-          if (b.gactive !== undefined) await admin.call('HSET', k('gactive'), g, String(b.gactive));
-          if (b.gweight !== undefined) await admin.call('HSET', k('gweight'), g, String(b.gweight));
-          for (let i = 0; i < b.wake; i++) await admin.call('LPUSH', k('wake'), '1');
+          for (const id of ids) await t.admin.call('ZADD', k(`g:${g}:pending`), '0', id);
+          if (b.ring !== 'none') await t.admin.call('RPUSH', k('ring'), ...b.ring.split(' ').map(name));
+          if (b.paused.length > 0) await t.admin.call('SADD', k('paused'), ...b.paused.map(name));
+          if (b.glimit !== undefined) await t.admin.call('HSET', k('glimit'), g, String(b.glimit));
+          if (b.gactive !== undefined) await t.admin.call('HSET', k('gactive'), g, String(b.gactive));
+          if (b.gweight !== undefined) await t.admin.call('HSET', k('gweight'), g, String(b.gweight));
+          for (let i = 0; i < b.wake; i++) await t.admin.call('LPUSH', k('wake'), '1');
         }
-        const library = libraryVerbs(admin, theirs);
+        const library = libraryVerbs(t.admin, theirs);
         if (c.weight !== undefined) await library.weight(g, c.weight);
         if (c.paused === true) await library.gpause(g);
         if (c.limit !== undefined) await library.limit(g, c.limit);
         if (c.paused === false) await library.gresume(g);
-        const view = await setGroup(conn, ours, g, c);
-        expect(await queueState(admin, ours)).toEqual(await queueState(admin, theirs));
-        expect(await readGroup(conn, ours, g)).toEqual(view);
+        const view = await setGroup(t.conn, ours, g, c);
+        expect(await queueState(t.admin, ours)).toEqual(await queueState(t.admin, theirs));
+        expect(await readGroup(t.conn, ours, g)).toEqual(view);
         const k = (s: string) => `emq:{${ours}}:${s}`;
         const field = async (key: string) => {
-          const v = await admin.call('HGET', k(key), g);
+          const v = await t.admin.call('HGET', k(key), g);
           return v === null ? undefined : Number(String(v));
         };
         expect(view).toEqual({
@@ -93,12 +83,12 @@ describe.each(inject('servers'))('setGroup and readGroup: $name', ({ url }) => {
           active: (await field('gactive')) ?? 0,
           ...((await field('glimit')) === undefined ? {} : { limit: await field('glimit') }),
           ...((await field('gweight')) === undefined ? {} : { weight: await field('gweight') }),
-          paused: Number(await admin.call('SISMEMBER', k('paused'), g)) === 1,
-          ringed: (await admin.call('LPOS', k('ring'), g)) !== null,
+          paused: Number(await t.admin.call('SISMEMBER', k('paused'), g)) === 1,
+          ringed: (await t.admin.call('LPOS', k('ring'), g)) !== null,
         });
         for (const q of [ours, theirs]) {
-          const keys = Object.keys(await admin.footprint(q));
-          if (keys.length > 0) await admin.call('DEL', ...keys);
+          const keys = Object.keys(await t.admin.footprint(q));
+          if (keys.length > 0) await t.admin.call('DEL', ...keys);
         }
       }),
       { numRuns: 120 },
@@ -107,67 +97,67 @@ describe.each(inject('servers'))('setGroup and readGroup: $name', ({ url }) => {
 
   it('limit 1: the second lane claim is empty until the first job completes', async () => {
     const q = freshQueue('gs-limit');
-    const library = libraryVerbs(admin, q);
+    const library = libraryVerbs(t.admin, q);
     const [one, two] = [mintId(), mintId()];
-    for (const id of [one, two]) expect(await enqueueGrouped(conn, q, A, id, 'x')).toBe('enqueued');
-    expect(await setGroup(conn, q, A, { limit: 1 })).toEqual({ group: A, pending: 2, active: 0, limit: 1, paused: false, ringed: true });
+    for (const id of [one, two]) expect(await enqueueGrouped(t.conn, q, A, id, 'x')).toBe('enqueued');
+    expect(await setGroup(t.conn, q, A, { limit: 1 })).toEqual({ group: A, pending: 2, active: 0, limit: 1, paused: false, ringed: true });
     expect((await library.gclaim())?.[0]).toBe(one);
-    expect(await readGroup(conn, q, A)).toEqual({ group: A, pending: 1, active: 1, limit: 1, paused: false, ringed: false });
+    expect(await readGroup(t.conn, q, A)).toEqual({ group: A, pending: 1, active: 1, limit: 1, paused: false, ringed: false });
     expect(await library.gclaim()).toBeNull();
     expect(await library.gclaim()).toBeNull();
     expect(await library.complete(one, 1)).toBe(1);
-    expect(await readGroup(conn, q, A)).toMatchObject({ pending: 1, active: 0, ringed: true });
+    expect(await readGroup(t.conn, q, A)).toMatchObject({ pending: 1, active: 0, ringed: true });
     expect(await library.gclaim()).toEqual([two, 'x', 1, A]);
     expect(await library.gclaim()).toBeNull();
     // raised while at the ceiling: back on the ring, with a wake
     const [three, four] = [mintId(), mintId()];
-    for (const id of [three, four]) await enqueueGrouped(conn, q, A, id, 'y');
-    expect(await setGroup(conn, q, A, { limit: 2 })).toMatchObject({ active: 1, pending: 2, limit: 2, ringed: true });
+    for (const id of [three, four]) await enqueueGrouped(t.conn, q, A, id, 'y');
+    expect(await setGroup(t.conn, q, A, { limit: 2 })).toMatchObject({ active: 1, pending: 2, limit: 2, ringed: true });
     expect((await library.gclaim())?.[0]).toBe(three);
     expect(await library.gclaim()).toBeNull();
   });
 
   it('a paused lane keeps its depth and is skipped; resumed, it is on the ring again (with a wake) and served', async () => {
     const q = freshQueue('gs-pause');
-    const library = libraryVerbs(admin, q);
+    const library = libraryVerbs(t.admin, q);
     const a = [mintId(), mintId()];
     const b = [mintId(), mintId()];
     for (let i = 0; i < 2; i++) {
-      await enqueueGrouped(conn, q, A, a[i]!, 'a');
-      await enqueueGrouped(conn, q, B, b[i]!, 'b');
+      await enqueueGrouped(t.conn, q, A, a[i]!, 'a');
+      await enqueueGrouped(t.conn, q, B, b[i]!, 'b');
     }
-    expect(await setGroup(conn, q, A, { paused: true, weight: 3 })).toEqual({ group: A, pending: 2, active: 0, weight: 3, paused: true, ringed: false });
+    expect(await setGroup(t.conn, q, A, { paused: true, weight: 3 })).toEqual({ group: A, pending: 2, active: 0, weight: 3, paused: true, ringed: false });
     expect((await library.gclaim())?.[0]).toBe(b[0]);
     expect((await library.gclaim())?.[0]).toBe(b[1]);
     expect(await library.gclaim()).toBeNull();
-    expect(await readGroup(conn, q, A)).toEqual({ group: A, pending: 2, active: 0, weight: 3, paused: true, ringed: false });
-    const wakes = Number(await admin.call('LLEN', `emq:{${q}}:wake`));
-    expect(await setGroup(conn, q, A, { paused: false })).toEqual({ group: A, pending: 2, active: 0, weight: 3, paused: false, ringed: true });
-    expect(Number(await admin.call('LLEN', `emq:{${q}}:wake`))).toBe(Math.min(64, wakes + 1));
+    expect(await readGroup(t.conn, q, A)).toEqual({ group: A, pending: 2, active: 0, weight: 3, paused: true, ringed: false });
+    const wakes = Number(await t.admin.call('LLEN', `emq:{${q}}:wake`));
+    expect(await setGroup(t.conn, q, A, { paused: false })).toEqual({ group: A, pending: 2, active: 0, weight: 3, paused: false, ringed: true });
+    expect(Number(await t.admin.call('LLEN', `emq:{${q}}:wake`))).toBe(Math.min(64, wakes + 1));
     expect(await library.gclaim()).toEqual([a[0], 'a', 1, A]);
     expect(await library.gclaim()).toEqual([a[1], 'a', 1, A]);
-    expect(await readGroup(conn, q, B)).toEqual({ group: B, pending: 0, active: 2, paused: false, ringed: false });
-    expect(await readGroup(conn, q, 'EVT000xY9Wvvcd')).toEqual({ group: 'EVT000xY9Wvvcd', pending: 0, active: 0, paused: false, ringed: false });
+    expect(await readGroup(t.conn, q, B)).toEqual({ group: B, pending: 0, active: 2, paused: false, ringed: false });
+    expect(await readGroup(t.conn, q, 'EVT000xY9Wvvcd')).toEqual({ group: 'EVT000xY9Wvvcd', pending: 0, active: 0, paused: false, ringed: false });
   });
 
   it('refusals write nothing: bad arguments (host-side and in the script), keys of another type, a field that holds no number', async () => {
     const q = freshQueue('gs-refuse');
-    await enqueueGrouped(conn, q, A, mintId(), 'x');
-    await admin.call('HSET', `emq:{${q}}:glimit`, B, '2');
+    await enqueueGrouped(t.conn, q, A, mintId(), 'x');
+    await t.admin.call('HSET', `emq:{${q}}:glimit`, B, '2');
     const keys = groupKeys(q, A);
-    const raw = (args: string[], k = keys) => admin.call('EVAL', groupSetScript.text, String(k.length), ...k, ...args);
-    const start = await snapshot(admin, q);
+    const raw = (args: string[], k = keys) => t.admin.call('EVAL', groupSetScript.text, String(k.length), ...k, ...args);
+    const start = await snapshot(t.admin, q);
     const bad: Array<[unknown, unknown]> = [
-      [setGroup(conn, 'a queue', A, { limit: 1 }), InvalidQueueError],
-      [setGroup(conn, q, 'JOB0KHTOWnGLu', { limit: 1 }), InvalidIdError],
-      [readGroup(conn, q, 'prt0KHTOWnGLuC'), InvalidIdError],
+      [setGroup(t.conn, 'a queue', A, { limit: 1 }), InvalidQueueError],
+      [setGroup(t.conn, q, 'JOB0KHTOWnGLu', { limit: 1 }), InvalidIdError],
+      [readGroup(t.conn, q, 'prt0KHTOWnGLuC'), InvalidIdError],
       ...[0, 1.5, 2 ** 31, -1, Number.NaN, '2'].flatMap((n) => [
-        [setGroup(conn, q, A, { limit: n as number }), InvalidArgumentError] as [unknown, unknown],
-        [setGroup(conn, q, A, { weight: n as number }), InvalidArgumentError] as [unknown, unknown],
+        [setGroup(t.conn, q, A, { limit: n as number }), InvalidArgumentError] as [unknown, unknown],
+        [setGroup(t.conn, q, A, { weight: n as number }), InvalidArgumentError] as [unknown, unknown],
       ]),
-      [setGroup(conn, q, A, { paused: 'yes' as unknown as boolean }), InvalidArgumentError],
-      [setGroup(conn, q, A, {}), InvalidArgumentError],
-      [setGroup(conn, q, A, { limit: 1, limt: 2 } as GroupChange), InvalidArgumentError],
+      [setGroup(t.conn, q, A, { paused: 'yes' as unknown as boolean }), InvalidArgumentError],
+      [setGroup(t.conn, q, A, {}), InvalidArgumentError],
+      [setGroup(t.conn, q, A, { limit: 1, limt: 2 } as GroupChange), InvalidArgumentError],
       [raw([A, '01', '', '']), /EMQLAYOUT:? ARGV\[2\] 01 is not a limit/],
       [raw([A, '', '2147483648', '']), /EMQLAYOUT:? ARGV\[3\] 2147483648 is not a weight/],
       [raw([A, '', '', 'PAUSE']), /EMQLAYOUT:? ARGV\[4\] PAUSE is not empty, pause or resume/],
@@ -179,7 +169,7 @@ describe.each(inject('servers'))('setGroup and readGroup: $name', ({ url }) => {
       [raw([A, '1', '', ''], [keys[0]!, `emq:{${q}x}:ring`, ...keys.slice(2)]), /EMQLAYOUT:? KEYS\[1\] must be/],
     ];
     for (const [call, error] of bad) await expect(call).rejects.toThrow(error as RegExp);
-    expect(await snapshot(admin, q)).toEqual(start);
+    expect(await snapshot(t.admin, q)).toEqual(start);
 
     // each key of another type, and a field that holds no number: refused before any write
     for (const [setup, error] of [
@@ -193,15 +183,15 @@ describe.each(inject('servers'))('setGroup and readGroup: $name', ({ url }) => {
     ] as const) {
       const q2 = freshQueue('gs-types');
       const k = (s: string) => `emq:{${q2}}:${s}`;
-      await admin.call('RPUSH', k('ring'), B);
+      await t.admin.call('RPUSH', k('ring'), B);
       const command = setup(k);
-      if (command[0] !== 'HSET') await admin.call('DEL', command[1]!);
-      await admin.call(...command);
-      const held = await snapshot(admin, q2);
-      for (const c of [{ limit: 1 }, { weight: 2 }, { paused: true }, { paused: false }]) await expect(setGroup(conn, q2, A, c)).rejects.toThrow(error);
+      if (command[0] !== 'HSET') await t.admin.call('DEL', command[1]!);
+      await t.admin.call(...command);
+      const held = await snapshot(t.admin, q2);
+      for (const c of [{ limit: 1 }, { weight: 2 }, { paused: true }, { paused: false }]) await expect(setGroup(t.conn, q2, A, c)).rejects.toThrow(error);
       // (readGroup reads no wake)
-      if (command[1] !== k('wake')) await expect(readGroup(conn, q2, A)).rejects.toThrow(error);
-      expect(await snapshot(admin, q2)).toEqual(held);
+      if (command[1] !== k('wake')) await expect(readGroup(t.conn, q2, A)).rejects.toThrow(error);
+      expect(await snapshot(t.admin, q2)).toEqual(held);
     }
   });
 });

@@ -7,9 +7,11 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { encodeId, genqueueOnceScript, genqueueScript, mintId, scheduleOnceScript, scheduleScript } from '../shared/index.js';
 import { connectAdmin, type Admin } from './support/admin.js';
+import { SEED_GENQUEUE } from './support/library-control.js';
 
-// The library's scripts, restated from EchoMQ.Jobs (@schedule) and EchoMQ.Lanes (@genqueue)
-// (../shared/protocol/LIBRARY.md §c.3, §c.4): the seeds ours must agree with.
+// The library's scripts, restated from EchoMQ.Jobs (@schedule) and EchoMQ.Lanes (@genqueue,
+// in support/library-control.ts) (../shared/protocol/LIBRARY.md §c.3, §c.4): the seeds ours
+// must agree with.
 const SEED_SCHEDULE = `if string.sub(ARGV[1], 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
@@ -26,25 +28,6 @@ else
 end
 redis.call('HSET', KEYS[1], 'state', 'scheduled', 'attempts', '0', 'payload', ARGV[2])
 redis.call('ZADD', KEYS[2], score, ARGV[1])
-return 1`;
-
-const SEED_GENQUEUE = `if string.sub(ARGV[1], 1, 3) ~= 'JOB' then
-  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
-end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return 0
-end
-redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', '0', 'payload', ARGV[2], 'group', ARGV[3])
-redis.call('ZADD', KEYS[2], 0, ARGV[1])
-if redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 0 then
-  local lim = redis.call('HGET', KEYS[5], ARGV[3])
-  local act = tonumber(redis.call('HGET', KEYS[6], ARGV[3]) or '0')
-  if (not lim or act < tonumber(lim)) and not redis.call('LPOS', KEYS[3], ARGV[3]) then
-    redis.call('RPUSH', KEYS[3], ARGV[3])
-    redis.call('LPUSH', KEYS[7], '1')
-    redis.call('LTRIM', KEYS[7], 0, 63)
-  end
-end
 return 1`;
 
 const HORIZON = 3_903_090_455_551n;

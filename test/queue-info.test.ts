@@ -5,9 +5,7 @@
 // queue is all zeros. Property: after any sequence of the library's lane verbs, every lane
 // that holds jobs is on some page (the enumeration @queue-info's header argues for).
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Connection } from '../shared/connection.js';
-import { connectGlide } from '../shared/connections/glide.js';
+import { describe, expect, inject, it } from 'vitest';
 import {
   InvalidArgumentError,
   LayoutError,
@@ -26,29 +24,21 @@ import {
   type GroupView,
   type QueueInfo,
 } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot } from './support/admin.js';
 import { libraryVerbs } from './support/library-control.js';
+import { connectedTo, glideTarget } from './support/targets.js';
 
 const [A, B, C, D, E, F] = ['PRT0KHTOWnGLuC', 'USR0NgWEfAEJfs', 'ORD0NgWEfAEJfs', 'CRS0KHTOWnGLuC', 'EVT000xY9Wvvcd', 'USR00000000000'];
 
-describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
-  let admin: Admin;
-  let conn: Connection;
-  beforeAll(async () => {
-    admin = await connectAdmin(url);
-    conn = await connectGlide(url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+describe.each(inject('servers').map(glideTarget))('queueInfo: $name', (target) => {
+  const t = connectedTo(target);
 
   /** Every page, followed by its cursor. */
   async function allGroups(q: string, count?: number): Promise<GroupView[]> {
     const out: GroupView[] = [];
     let page: QueueInfo | undefined;
     do {
-      page = await queueInfo(conn, q, { ...(count ? { count } : {}), ...(page?.cursor ? { cursor: page.cursor } : {}) });
+      page = await queueInfo(t.conn, q, { ...(count ? { count } : {}), ...(page?.cursor ? { cursor: page.cursor } : {}) });
       out.push(...page.groups);
     } while (page.cursor !== undefined);
     return out;
@@ -56,21 +46,21 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
   /** The lanes that hold jobs, found by a keyspace scan (a test may; a script may not). */
   async function lanesWithJobs(q: string): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
-    for (const [key, type] of Object.entries(await admin.footprint(q))) {
+    for (const [key, type] of Object.entries(await t.admin.footprint(q))) {
       const g = /^emq:\{[^}]+\}:g:(.+):pending$/.exec(key)?.[1];
-      if (g !== undefined && type === 'zset') out[g] = Number(await admin.call('ZCARD', key));
+      if (g !== undefined && type === 'zset') out[g] = Number(await t.admin.call('ZCARD', key));
     }
     return out;
   }
 
   it("equals @counts and the lanes' depths after flat, scheduled and grouped admissions and the library's transitions", async () => {
     const q = freshQueue('qi-mix');
-    const library = libraryVerbs(admin, q);
-    for (let i = 0; i < 3; i++) await enqueue(conn, q, mintId(), `flat ${i}`);
-    await schedule(conn, q, mintId(), 'later', { inMs: 3_600_000 });
-    await schedule(conn, q, mintId(), 'later, in A', { inMs: 3_600_000, group: A });
+    const library = libraryVerbs(t.admin, q);
+    for (let i = 0; i < 3; i++) await enqueue(t.conn, q, mintId(), `flat ${i}`);
+    await schedule(t.conn, q, mintId(), 'later', { inMs: 3_600_000 });
+    await schedule(t.conn, q, mintId(), 'later, in A', { inMs: 3_600_000, group: A });
     const soon = mintId();
-    await schedule(conn, q, soon, 'soon, in B', { inMs: 1, group: B });
+    await schedule(t.conn, q, soon, 'soon, in B', { inMs: 1, group: B });
     for (const [g, n] of [
       [A, 3],
       [B, 1],
@@ -78,12 +68,12 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
       [D, 3],
       [F, 1],
     ] as const)
-      for (let i = 0; i < n; i++) await enqueueGrouped(conn, q, g, mintId(), g);
+      for (let i = 0; i < n; i++) await enqueueGrouped(t.conn, q, g, mintId(), g);
     await new Promise((r) => setTimeout(r, 5));
     expect(await library.promote()).toBe(1); // the soon one, into B's lane
-    await setGroup(conn, q, C, { paused: true });
-    await setGroup(conn, q, D, { limit: 1 });
-    await setGroup(conn, q, E, { weight: 4 }); // a weight and nothing else
+    await setGroup(t.conn, q, C, { paused: true });
+    await setGroup(t.conn, q, D, { limit: 1 });
+    await setGroup(t.conn, q, E, { weight: 4 }); // a weight and nothing else
     // claims: F's only job (F then has an active count and an empty lane), D's first, one of A's
     const claimed: Array<[string, string, number, string]> = [];
     for (let i = 0; i < 6; i++) {
@@ -94,9 +84,9 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
     expect(await library.complete(flatOne![0], 1)).toBe(1); // completed 1
     const fromA = claimed.find((c) => c[3] === A)!;
     expect(String(await library.retry(fromA[0], 1, 0, 1))).toBe('dead'); // dead 1, failed 1
-    await pauseQueue(conn, q, true);
+    await pauseQueue(t.conn, q, true);
 
-    const info = await queueInfo(conn, q);
+    const info = await queueInfo(t.conn, q);
     const counts = await library.counts();
     expect(info.paused).toBe(true);
     expect(info.counts).toEqual({
@@ -113,7 +103,7 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
     const depths = await lanesWithJobs(q);
     for (const view of info.groups) {
       expect(view.pending).toBe(depths[view.group] ?? 0);
-      expect(view).toEqual(await readGroup(conn, q, view.group));
+      expect(view).toEqual(await readGroup(t.conn, q, view.group));
     }
     for (const g of Object.keys(depths)) if (depths[g]! > 0) expect(info.groups.map((v) => v.group)).toContain(g);
     // the groups whose jobs all wait (no active count): A's and B's lanes are on the ring
@@ -130,16 +120,16 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
       { numRuns: 40, seed: 25 },
     );
     const distinct = [...new Set(groups)];
-    for (const g of distinct) await enqueueGrouped(conn, q, g, mintId(), 'x');
+    for (const g of distinct) await enqueueGrouped(t.conn, q, g, mintId(), 'x');
     const bytes = [...distinct].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     for (const count of [1, 7, distinct.length, 1000]) expect((await allGroups(q, count)).map((v) => v.group)).toEqual(bytes);
-    const first = await queueInfo(conn, q, { count: 7 });
+    const first = await queueInfo(t.conn, q, { count: 7 });
     expect(first.cursor).toBe(bytes[6]);
-    expect((await queueInfo(conn, q, { count: distinct.length })).cursor).toBeUndefined();
+    expect((await queueInfo(t.conn, q, { count: distinct.length })).cursor).toBeUndefined();
     // a cursor past every group: an empty page
-    expect((await queueInfo(conn, q, { cursor: 'ZZZAzL8n0Y58m7' })).groups).toEqual([]);
+    expect((await queueInfo(t.conn, q, { cursor: 'ZZZAzL8n0Y58m7' })).groups).toEqual([]);
 
-    expect(await queueInfo(conn, freshQueue('qi-none'))).toEqual({
+    expect(await queueInfo(t.conn, freshQueue('qi-none'))).toEqual({
       queue: expect.any(String),
       paused: false,
       counts: { pending: 0, active: 0, scheduled: 0, dead: 0, completed: 0, failed: 0 },
@@ -149,12 +139,12 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
 
   it('refusals and broken wires: bad options, wrong keys, other types, a count that holds no number; a name no lane can have is left out', async () => {
     const q = freshQueue('qi-refuse');
-    await enqueueGrouped(conn, q, A, mintId(), 'x');
+    await enqueueGrouped(t.conn, q, A, mintId(), 'x');
     const keys = queueInfoKeys(q);
-    const raw = (args: string[], k = keys) => admin.call('EVAL', queueInfoScript.text, String(k.length), ...k, ...args);
-    const start = await snapshot(admin, q);
+    const raw = (args: string[], k = keys) => t.admin.call('EVAL', queueInfoScript.text, String(k.length), ...k, ...args);
+    const start = await snapshot(t.admin, q);
     for (const options of [{ count: 0 }, { count: 1001 }, { count: 1.5 }, { cursor: 'a group' }, { cursor: 'prt0KHTOWnGLuC' }]) {
-      await expect(queueInfo(conn, q, options)).rejects.toThrow(InvalidArgumentError);
+      await expect(queueInfo(t.conn, q, options)).rejects.toThrow(InvalidArgumentError);
     }
     for (const [args, k, text] of [
       [['', '0'], keys, /EMQLAYOUT:? ARGV\[2\] 0 is not a count/],
@@ -166,11 +156,11 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
     ] as Array<[string[], string[], RegExp]>) {
       await expect(raw(args, k)).rejects.toThrow(text);
     }
-    expect(await snapshot(admin, q)).toEqual(start);
+    expect(await snapshot(t.admin, q)).toEqual(start);
 
     const k = (s: string) => `emq:{${q}}:${s}`;
-    await admin.call('RPUSH', k('ring'), 'not-a-group', 'prt0KHTOWnGLuC');
-    expect((await queueInfo(conn, q)).groups.map((v) => v.group)).toEqual([A]);
+    await t.admin.call('RPUSH', k('ring'), 'not-a-group', 'prt0KHTOWnGLuC');
+    expect((await queueInfo(t.conn, q)).groups.map((v) => v.group)).toEqual([A]);
     for (const [setup, error] of [
       [['HSET', k('metrics:failed'), 'count', 'many'], LayoutError],
       [['HSET', k('gactive'), A, 'x'], LayoutError],
@@ -179,13 +169,13 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
       [['SET', k(`g:${B}:pending`), 'x', 'x'], WrongTypeError],
     ] as Array<[string[], typeof LayoutError]>) {
       const [command, key] = setup as [string, string];
-      if (command !== 'HSET') await admin.call('DEL', key);
-      await admin.call(...(command === 'SET' && key.endsWith(':pending') ? ['SET', key, 'x'] : setup));
-      if (key.endsWith(':pending')) await admin.call('HSET', k('gweight'), B, '1'); // names B, whose lane is a string
-      const held = await snapshot(admin, q);
-      await expect(queueInfo(conn, q)).rejects.toThrow(error);
-      expect(await snapshot(admin, q)).toEqual(held);
-      await admin.call('DEL', key);
+      if (command !== 'HSET') await t.admin.call('DEL', key);
+      await t.admin.call(...(command === 'SET' && key.endsWith(':pending') ? ['SET', key, 'x'] : setup));
+      if (key.endsWith(':pending')) await t.admin.call('HSET', k('gweight'), B, '1'); // names B, whose lane is a string
+      const held = await snapshot(t.admin, q);
+      await expect(queueInfo(t.conn, q)).rejects.toThrow(error);
+      expect(await snapshot(t.admin, q)).toEqual(held);
+      await t.admin.call('DEL', key);
     }
   });
 
@@ -202,15 +192,15 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
     await fc.assert(
       fc.asyncProperty(fc.array(verb, { minLength: 1, maxLength: 30 }), async (verbs) => {
         const q = freshQueue('qi-prop');
-        const library = libraryVerbs(admin, q);
+        const library = libraryVerbs(t.admin, q);
         for (const step of verbs) {
           if (step.v === 'genqueue') await library.genqueue(step.g!, mintId());
           else if (step.v === 'gclaim') await library.gclaim(step.lease);
           else if (step.v === 'complete' || step.v === 'retry' || step.v === 'retry-dead') {
-            const active = await admin.zmembers(`emq:{${q}}:active`);
+            const active = await t.admin.zmembers(`emq:{${q}}:active`);
             if (active.length === 0) continue;
             const id = active[step.pick! % active.length]!;
-            const token = Number((await admin.row(q, id)).attempts);
+            const token = Number((await t.admin.row(q, id)).attempts);
             if (step.v === 'complete') await library.complete(id, token);
             else await library.retry(id, token, 0, step.v === 'retry' ? 99 : 1);
           } else if (step.v === 'promote') await library.promote();
@@ -221,8 +211,8 @@ describe.each(inject('servers'))('queueInfo: $name', ({ url }) => {
           const listed = (await allGroups(q, 2)).map((v) => v.group);
           for (const [g, depth] of Object.entries(await lanesWithJobs(q))) if (depth > 0) expect(listed).toContain(g);
         }
-        const keys = Object.keys(await admin.footprint(q));
-        if (keys.length > 0) await admin.call('DEL', ...keys);
+        const keys = Object.keys(await t.admin.footprint(q));
+        if (keys.length > 0) await t.admin.call('DEL', ...keys);
       }),
       { numRuns: 40 },
     );

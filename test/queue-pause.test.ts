@@ -4,28 +4,17 @@
 // writes nothing. Against each server, over glide (the gateway admits a script only once
 // functions/gateway/script-calls.ts lays it out: the lead's part, with the control scope).
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Connection } from '../shared/connection.js';
-import { connectGlide } from '../shared/connections/glide.js';
+import { describe, expect, inject, it } from 'vitest';
 import { InvalidArgumentError, InvalidQueueError, WrongTypeError, enqueue, enqueueGrouped, mintId, pauseQueue, queuePauseScript } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot } from './support/admin.js';
 import { queueState } from './support/keyspace-state.js';
 import { libraryVerbs } from './support/library-control.js';
-import { connectedTo } from './support/targets.js';
+import { connectedTo, glideTarget } from './support/targets.js';
 
 const G = 'PRT0KHTOWnGLuC';
 
-describe.each(inject('servers'))('pauseQueue ≡ Admin.pause / Admin.resume: $name', ({ url }) => {
-  let admin: Admin;
-  let conn: Connection;
-  beforeAll(async () => {
-    admin = await connectAdmin(url);
-    conn = await connectGlide(url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
+describe.each(inject('servers').map(glideTarget))('pauseQueue ≡ Admin.pause / Admin.resume: $name', (target) => {
+  const t = connectedTo(target);
 
   it('the same meta hash after any sequence of pauses and resumes, from any meta', async () => {
     const field = fc.constantFrom('paused', 'concurrency', 'max', 'x');
@@ -37,15 +26,15 @@ describe.each(inject('servers'))('pauseQueue ≡ Admin.pause / Admin.resume: $na
       fc.asyncProperty(arbitrary, async ({ meta, verbs }) => {
         const [ours, theirs] = [freshQueue('qp-ours'), freshQueue('qp-lib')];
         for (const q of [ours, theirs]) {
-          if (Object.keys(meta).length > 0) await admin.call('HSET', `emq:{${q}}:meta`, ...Object.entries(meta).flat());
+          if (Object.keys(meta).length > 0) await t.admin.call('HSET', `emq:{${q}}:meta`, ...Object.entries(meta).flat());
         }
-        const library = libraryVerbs(admin, theirs);
+        const library = libraryVerbs(t.admin, theirs);
         for (const paused of verbs) {
           expect(await (paused ? library.pause() : library.resume())).toBe(1);
-          expect(await pauseQueue(conn, ours, paused)).toEqual({ queue: ours, paused });
+          expect(await pauseQueue(t.conn, ours, paused)).toEqual({ queue: ours, paused });
         }
-        expect(await queueState(admin, ours)).toEqual(await queueState(admin, theirs));
-        await admin.call('DEL', `emq:{${ours}}:meta`, `emq:{${theirs}}:meta`);
+        expect(await queueState(t.admin, ours)).toEqual(await queueState(t.admin, theirs));
+        await t.admin.call('DEL', `emq:{${ours}}:meta`, `emq:{${theirs}}:meta`);
       }),
       { numRuns: 60 },
     );
@@ -54,9 +43,9 @@ describe.each(inject('servers'))('pauseQueue ≡ Admin.pause / Admin.resume: $na
   it('refusals write nothing: a meta of another type, wrong keys or arguments, a bad queue or flag', async () => {
     const q = freshQueue('qp-refuse');
     const meta = `emq:{${q}}:meta`;
-    await admin.call('HSET', `emq:{${q}}:other`, 'f', 'v');
-    const raw = (keys: string[], args: string[]) => admin.call('EVAL', queuePauseScript.text, String(keys.length), ...keys, ...args);
-    const before = await snapshot(admin, q);
+    await t.admin.call('HSET', `emq:{${q}}:other`, 'f', 'v');
+    const raw = (keys: string[], args: string[]) => t.admin.call('EVAL', queuePauseScript.text, String(keys.length), ...keys, ...args);
+    const before = await snapshot(t.admin, q);
     for (const [keys, args, text] of [
       [[meta], ['PAUSE'], /EMQLAYOUT:? expected 1 argument: pause or resume/],
       [[meta], [], /EMQLAYOUT:? expected 1 argument/],
@@ -67,25 +56,25 @@ describe.each(inject('servers'))('pauseQueue ≡ Admin.pause / Admin.resume: $na
     ] as Array<[string[] | string, string[], RegExp]>) {
       await expect(raw(typeof keys === 'string' ? [keys] : keys, args)).rejects.toThrow(text);
     }
-    await expect(pauseQueue(conn, 'a queue', true)).rejects.toThrow(InvalidQueueError);
-    await expect(pauseQueue(conn, q, 'yes' as unknown as boolean)).rejects.toThrow(InvalidArgumentError);
-    expect(await snapshot(admin, q)).toEqual(before);
+    await expect(pauseQueue(t.conn, 'a queue', true)).rejects.toThrow(InvalidQueueError);
+    await expect(pauseQueue(t.conn, q, 'yes' as unknown as boolean)).rejects.toThrow(InvalidArgumentError);
+    expect(await snapshot(t.admin, q)).toEqual(before);
 
     for (const holds of [
       ['SET', meta, 'x'],
       ['RPUSH', meta, 'paused'],
     ]) {
-      await admin.call(...holds);
-      const held = await snapshot(admin, q);
-      for (const paused of [true, false]) await expect(pauseQueue(conn, q, paused)).rejects.toThrow(WrongTypeError);
-      expect(await snapshot(admin, q)).toEqual(held);
-      await admin.call('DEL', meta);
+      await t.admin.call(...holds);
+      const held = await snapshot(t.admin, q);
+      for (const paused of [true, false]) await expect(pauseQueue(t.conn, q, paused)).rejects.toThrow(WrongTypeError);
+      expect(await snapshot(t.admin, q)).toEqual(held);
+      await t.admin.call('DEL', meta);
     }
   });
 });
 
-describe.each(inject('servers'))("a paused queue: the library's claims stop, admission goes on: $name", ({ url }) => {
-  const t = connectedTo({ name: url, url, connect: () => connectGlide(url) });
+describe.each(inject('servers').map(glideTarget))("a paused queue: the library's claims stop, admission goes on: $name", (target) => {
+  const t = connectedTo(target);
 
   it('paused: claim and lane claim answer empty, enqueue answers enqueued; resumed: both serve again', async () => {
     const q = freshQueue('qp-claims');

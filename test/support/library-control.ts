@@ -9,6 +9,11 @@
 // (the same commands, the same writes in the same order).
 import type { CommandCaller } from './consumer.js';
 
+/** The library's ring entry with a wake, as each of its verbs writes it (text for a seed). */
+const push = (ring: string, g: string, wake: string) => `redis.call('RPUSH', ${ring}, ${g})
+redis.call('LPUSH', ${wake}, '1')
+redis.call('LTRIM', ${wake}, 0, 63)`;
+
 export const SEED_QUEUE_PAUSE = `redis.call('HSET', KEYS[1], 'paused', '1')
 return 1`;
 
@@ -28,9 +33,7 @@ if redis.call('ZCARD', lane) > 0 then
   local lim = redis.call('HGET', KEYS[3], ARGV[2])
   local act = tonumber(redis.call('HGET', KEYS[4], ARGV[2]) or '0')
   if (not lim or act < tonumber(lim)) and not redis.call('LPOS', KEYS[2], ARGV[2]) then
-    redis.call('RPUSH', KEYS[2], ARGV[2])
-    redis.call('LPUSH', KEYS[5], '1')
-    redis.call('LTRIM', KEYS[5], 0, 63)
+    ${push('KEYS[2]', 'ARGV[2]', 'KEYS[5]')}
   end
 end
 return 1`;
@@ -43,9 +46,7 @@ else
   local lane = ARGV[1] .. 'g:' .. ARGV[2] .. ':pending'
   if redis.call('SISMEMBER', KEYS[4], ARGV[2]) == 0 and redis.call('ZCARD', lane) > 0 and
      not redis.call('LPOS', KEYS[3], ARGV[2]) then
-    redis.call('RPUSH', KEYS[3], ARGV[2])
-    redis.call('LPUSH', KEYS[5], '1')
-    redis.call('LTRIM', KEYS[5], 0, 63)
+    ${push('KEYS[3]', 'ARGV[2]', 'KEYS[5]')}
   end
 end
 return 1`;
@@ -60,7 +61,7 @@ for i = 1, #ARGV do
 end
 return out`;
 
-const SEED_GENQUEUE = `if string.sub(ARGV[1], 1, 3) ~= 'JOB' then
+export const SEED_GENQUEUE = `if string.sub(ARGV[1], 1, 3) ~= 'JOB' then
   return redis.error_reply('EMQKIND job id must be JOB-namespaced')
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -72,9 +73,7 @@ if redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 0 then
   local lim = redis.call('HGET', KEYS[5], ARGV[3])
   local act = tonumber(redis.call('HGET', KEYS[6], ARGV[3]) or '0')
   if (not lim or act < tonumber(lim)) and not redis.call('LPOS', KEYS[3], ARGV[3]) then
-    redis.call('RPUSH', KEYS[3], ARGV[3])
-    redis.call('LPUSH', KEYS[7], '1')
-    redis.call('LTRIM', KEYS[7], 0, 63)
+    ${push('KEYS[3]', 'ARGV[3]', 'KEYS[7]')}
   end
 end
 return 1`;
@@ -125,9 +124,7 @@ if g then
     if redis.call('SISMEMBER', p .. 'paused', g) == 0 and redis.call('ZCARD', lane) > 0 then
       local lim = redis.call('HGET', p .. 'glimit', g)
       if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
-        redis.call('RPUSH', p .. 'ring', g)
-        redis.call('LPUSH', p .. 'wake', '1')
-        redis.call('LTRIM', p .. 'wake', 0, 63)
+        ${push("p .. 'ring'", 'g', "p .. 'wake'")}
       end
     end
   else
@@ -173,9 +170,7 @@ return 'scheduled'`;
 const RING_AFTER_ADD = `if redis.call('SISMEMBER', p .. 'paused', g) == 0 then
   local lim = redis.call('HGET', p .. 'glimit', g)
   if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
-    redis.call('RPUSH', p .. 'ring', g)
-    redis.call('LPUSH', p .. 'wake', '1')
-    redis.call('LTRIM', p .. 'wake', 0, 63)
+    ${push("p .. 'ring'", 'g', "p .. 'wake'")}
   end
 end`;
 

@@ -34,9 +34,14 @@ async function viaGateway(valkeyUrl: string): Promise<Connection> {
   };
 }
 
+/** One server over glide: for suites whose scripts the gateway does not admit yet. */
+export function glideTarget(server: { name: string; url: string }): Target {
+  return { name: `glide → ${server.name}`, url: server.url, connect: () => connectGlide(server.url) };
+}
+
 export function targets(): Target[] {
   return inject('servers').flatMap((server) => [
-    { name: `glide → ${server.name}`, url: server.url, connect: () => connectGlide(server.url) },
+    glideTarget(server),
     { name: `rest → gateway → ${server.name}`, url: server.url, connect: () => viaGateway(server.url) },
   ]);
 }
