@@ -63,6 +63,7 @@ export { FLOW_MAX_CHILDREN, addFlow } from './flow.js';
 export type { FailurePolicy, FlowChildInput, FlowInput, FlowJob, FlowResult, PartlyLanded } from './flow.js';
 export {
   allScripts,
+  controlScripts,
   enqueueOnceScript,
   enqueueScript,
   flowChildScript,

@@ -79,3 +79,6 @@ export const scheduleScript: Script = {
 
 /** Every script, for allow-lists (the gateway's producer scope) and retry rules. */
 export const allScripts: readonly Script[] = [enqueueOnceScript, enqueueScript, flowChildScript, flowParentScript, flowScript, genqueueOnceScript, genqueueScript, jobStateScript, scheduleOnceScript, scheduleScript];
+
+/** The scripts whose header says `Capability: control`: the gateway's producer scope may not run them, its control scope may. */
+export const controlScripts: readonly Script[] = [];
