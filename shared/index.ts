@@ -55,6 +55,8 @@ export { TTL_MAX_SECONDS, enqueueOnce } from './enqueue-once.js';
 export type { OnceOptions } from './enqueue-once.js';
 export { jobState } from './job-state.js';
 export type { JobState } from './job-state.js';
+export { removeJob } from './job-remove.js';
+export type { RemoveOutcome } from './job-remove.js';
 export { SCHEDULE_AT_MAX_MS, SCHEDULE_DELAY_MAX_MS, schedule, scheduleOnce } from './schedule.js';
 export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerdict } from './schedule.js';
 export { enqueueGrouped, enqueueGroupedOnce } from './lanes.js';
@@ -71,6 +73,7 @@ export {
   flowScript,
   genqueueOnceScript,
   genqueueScript,
+  jobRemoveScript,
   jobStateScript,
   scheduleOnceScript,
   scheduleScript,
