@@ -57,6 +57,7 @@ export { jobState } from './job-state.js';
 export type { JobState } from './job-state.js';
 export { removeJob } from './job-remove.js';
 export type { RemoveOutcome } from './job-remove.js';
+export { promoteJob } from './job-promote.js';
 export { SCHEDULE_AT_MAX_MS, SCHEDULE_DELAY_MAX_MS, schedule, scheduleOnce } from './schedule.js';
 export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerdict } from './schedule.js';
 export { enqueueGrouped, enqueueGroupedOnce } from './lanes.js';
@@ -73,6 +74,7 @@ export {
   flowScript,
   genqueueOnceScript,
   genqueueScript,
+  jobPromoteScript,
   jobRemoveScript,
   jobStateScript,
   scheduleOnceScript,
