@@ -58,6 +58,8 @@ export type { JobState } from './job-state.js';
 export { removeJob } from './job-remove.js';
 export type { RemoveOutcome } from './job-remove.js';
 export { promoteJob } from './job-promote.js';
+export { rescheduleJob } from './job-reschedule.js';
+export type { RescheduleOutcome } from './job-reschedule.js';
 export { SCHEDULE_AT_MAX_MS, SCHEDULE_DELAY_MAX_MS, schedule, scheduleOnce } from './schedule.js';
 export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerdict } from './schedule.js';
 export { enqueueGrouped, enqueueGroupedOnce } from './lanes.js';
@@ -76,6 +78,7 @@ export {
   genqueueScript,
   jobPromoteScript,
   jobRemoveScript,
+  jobRescheduleScript,
   jobStateScript,
   scheduleOnceScript,
   scheduleScript,
