@@ -53,8 +53,8 @@ export {
 } from './keyspace.js';
 export { TTL_MAX_SECONDS, enqueueOnce } from './enqueue-once.js';
 export type { OnceOptions } from './enqueue-once.js';
-export { jobState } from './job-state.js';
-export type { JobState } from './job-state.js';
+export { jobDetail, jobState } from './job-state.js';
+export type { JobDetail, JobState } from './job-state.js';
 export { removeJob } from './job-remove.js';
 export type { RemoveOutcome } from './job-remove.js';
 export { promoteJob } from './job-promote.js';
