@@ -4,26 +4,20 @@
 // lastError for a dead job), and on request the payload's bytes exactly. Reads only (EVAL_RO),
 // and jobState's answer is unchanged.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../shared/connection.js';
-import { connectGlide } from '../shared/connections/glide.js';
 import { addFlow, enqueue, enqueueGrouped, jobDetail, jobState, jobStateScript, mintId, schedule } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot, type Admin } from './support/admin.js';
+import { key } from './support/library-control.js';
+import { connectedTo, glideTargets } from './support/targets.js';
 
 const A = 'PRT0KHTOWnGLuC';
 
-describe.each(inject('servers'))('jobDetail: $name', ({ url }) => {
+describe.each(glideTargets())('jobDetail: $name', (target) => {
+  const held = connectedTo(target);
   let admin: Admin;
   let conn: Connection;
-  beforeAll(async () => {
-    admin = await connectAdmin(url);
-    conn = await connectGlide(url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
-  const key = (q: string, rest: string) => `emq:{${q}}:${rest}`;
+  beforeAll(() => void ({ conn, admin } = held));
 
   it('each field only where the row has it; jobState answers as before', async () => {
     const q = freshQueue('detail');

@@ -4,29 +4,22 @@
 // wake list); a job scheduled far ahead is promoted now and the library's claims take it at
 // attempts 1; not_scheduled and absent write nothing, nor do the gates.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../shared/connection.js';
-import { connectGlide } from '../shared/connections/glide.js';
 import { LayoutError, WrongTypeError, enqueue, mintId, promoteJob, schedule } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot, type Admin } from './support/admin.js';
 import { libraryConsumer } from './support/consumer.js';
-import { SEED_PROMOTE, keyspaceOf, stateLookup, wipe } from './support/library-control.js';
+import { key, keyspaceOf, SEED_PROMOTE, stateLookup, wipe } from './support/library-control.js';
+import { connectedTo, glideTargets } from './support/targets.js';
 
 const A = 'PRT0KHTOWnGLuC';
 const B = 'USR0NgWEfAEJfs';
 
-describe.each(inject('servers'))('promoteJob: $name', ({ url }) => {
+describe.each(glideTargets())('promoteJob: $name', (target) => {
+  const held = connectedTo(target);
   let admin: Admin;
   let conn: Connection;
-  beforeAll(async () => {
-    admin = await connectAdmin(url);
-    conn = await connectGlide(url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
-  const key = (q: string, rest: string) => `emq:{${q}}:${rest}`;
+  beforeAll(() => void ({ conn, admin } = held));
 
   it("≡ the library's @promote on a keyspace where only that id is due: same keys, same contents", async () => {
     const q = freshQueue('pr-eq');

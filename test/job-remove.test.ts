@@ -5,29 +5,22 @@
 // library's own consumer never meets the removed id again; every refusal (claimed, locked, in
 // a flow not done, absent) writes nothing, and a claimed job's worker still completes it.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../shared/connection.js';
-import { connectGlide } from '../shared/connections/glide.js';
 import { LayoutError, WrongTypeError, addFlow, enqueue, enqueueGrouped, jobRemoveScript, mintId, removeJob, schedule } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot, type Admin } from './support/admin.js';
 import { libraryConsumer } from './support/consumer.js';
-import { SEED_REMOVE_JOB, keyspaceOf, stateLookup, wipe } from './support/library-control.js';
+import { key, keyspaceOf, SEED_REMOVE_JOB, stateLookup, wipe } from './support/library-control.js';
+import { connectedTo, glideTargets } from './support/targets.js';
 
 const A = 'PRT0KHTOWnGLuC';
 const B = 'USR0NgWEfAEJfs';
 
-describe.each(inject('servers'))('removeJob: $name', ({ url }) => {
+describe.each(glideTargets())('removeJob: $name', (target) => {
+  const held = connectedTo(target);
   let admin: Admin;
   let conn: Connection;
-  beforeAll(async () => {
-    admin = await connectAdmin(url);
-    conn = await connectGlide(url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
-  const key = (q: string, rest: string) => `emq:{${q}}:${rest}`;
+  beforeAll(() => void ({ conn, admin } = held));
   /** A refusal: the reason, and the queues' keyspace (DUMP of every key, the change counter) the same after. */
   const refusedUnchanged = async (q: string, id: string, reason: string, options: { dedupId?: string } = {}) => {
     const before = await snapshot(admin, q);

@@ -3,28 +3,21 @@
 // the library's @promote then honours; not_scheduled and absent write nothing, nor do the gates,
 // and a time out of range is refused before anything is sent.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from '../shared/connection.js';
-import { connectGlide } from '../shared/connections/glide.js';
 import { WrongTypeError, enqueue, jobRescheduleScript, mintId, rescheduleJob, schedule } from '../shared/index.js';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { freshQueue, snapshot, type Admin } from './support/admin.js';
 import { libraryConsumer } from './support/consumer.js';
-import { keyspaceOf } from './support/library-control.js';
+import { key, keyspaceOf } from './support/library-control.js';
+import { connectedTo, glideTargets } from './support/targets.js';
 
 const A = 'PRT0KHTOWnGLuC';
 
-describe.each(inject('servers'))('rescheduleJob: $name', ({ url }) => {
+describe.each(glideTargets())('rescheduleJob: $name', (target) => {
+  const held = connectedTo(target);
   let admin: Admin;
   let conn: Connection;
-  beforeAll(async () => {
-    admin = await connectAdmin(url);
-    conn = await connectGlide(url);
-  });
-  afterAll(async () => {
-    await conn?.close();
-    admin?.close();
-  });
-  const key = (q: string, rest: string) => `emq:{${q}}:${rest}`;
+  beforeAll(() => void ({ conn, admin } = held));
   const serverMs = async () => {
     const [s, us] = ((await admin.call('TIME')) as Buffer[]).map(Number) as [number, number];
     return s * 1000 + Math.floor(us / 1000);

@@ -60,6 +60,9 @@ if st == 'awaiting_children' then return 'awaiting_children' end
 if st then return 'unknown' end
 return 'absent'`;
 
+/** `emq:{<queue>}:<rest>`: a key of the queue, for tests that build keys by hand. */
+export const key = (queue: string, rest: string) => `emq:{${queue}}:${rest}`;
+
 /** Metrics.get_job_state's answer for the id: pending, active, scheduled, dead, awaiting_children, unknown or absent. */
 export async function stateLookup(admin: Admin, queue: string, id: string): Promise<string> {
   const p = `emq:{${queue}}:`;
