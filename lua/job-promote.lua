@@ -8,6 +8,9 @@
   first call (ARGV[2] empty) that finds a group replies {2, group} with nothing written, and
   the caller sends the call again with that group's keys.
 
+  Capability: control
+  (it changes what workers will do: the gateway runs it for a control token only)
+
   KEYS[1]  emq:{<queue>}:job:<id>            the job's row (HASH)
   KEYS[2]  emq:{<queue>}:schedule            the schedule set (ZSET)
   KEYS[3]  emq:{<queue>}:pending             the pending set (ZSET)

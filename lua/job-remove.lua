@@ -9,6 +9,9 @@
   by the row, so a first call (ARGV[3], ARGV[4] empty) that finds them replies {2, ...} with
   nothing written, and the caller sends the call again with their keys.
 
+  Capability: control
+  (it changes what workers will do: the gateway runs it for a control token only)
+
   KEYS[1]   emq:{<queue>}:job:<id>               the job's row (HASH)
   KEYS[2]   emq:{<queue>}:pending                the pending set (ZSET)
   KEYS[3]   emq:{<queue>}:active                 the active set (ZSET)

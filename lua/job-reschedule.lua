@@ -4,6 +4,9 @@
   @promote reads only the score (../shared/protocol/LIBRARY.md section f). The row is not written:
   its state stays scheduled, its attempts and payload as they are.
 
+  Capability: control
+  (it changes what workers will do: the gateway runs it for a control token only)
+
   KEYS[1]  emq:{<queue>}:job:<id>   the job's row (HASH)
   KEYS[2]  emq:{<queue>}:schedule   the schedule set (ZSET, scored by run-at Unix ms)
 

@@ -102,4 +102,4 @@ export const scheduleScript: Script = {
 export const allScripts: readonly Script[] = [enqueueOnceScript, enqueueScript, flowChildScript, flowParentScript, flowScript, genqueueOnceScript, genqueueScript, jobPromoteScript, jobRemoveScript, jobRescheduleScript, jobStateScript, scheduleOnceScript, scheduleScript];
 
 /** The scripts whose header says `Capability: control`: the gateway's producer scope may not run them, its control scope may. */
-export const controlScripts: readonly Script[] = [];
+export const controlScripts: readonly Script[] = [jobPromoteScript, jobRemoveScript, jobRescheduleScript];
