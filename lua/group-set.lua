@@ -2,7 +2,10 @@
   @group-set: change one group's (lane's) settings in one atomic step, with the EchoMQ
   library's own writes (EchoMQ.Lanes): its weight (@gweight), its pause (@gpause) or resume
   (@gresume), and its concurrency ceiling (@glimit), then answer the group as @group-read
-  shows it. Writes: a control script.
+  shows it.
+
+  Capability: control
+  (it changes what workers will do: the gateway runs it for a control token only)
 
   When one call changes several, they run in this order: weight, pause, limit, resume. A
   step that takes the group off the ring (pause; a limit at or under the live count) runs

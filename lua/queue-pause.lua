@@ -5,7 +5,10 @@
   Lanes.claim, wclaim, bclaim) read that field before their script and answer empty while it
   is set; admission never reads it, so a paused queue still takes jobs, and no set, lane or
   ring is touched (the backlog waits). A script and not a plain HSET so that a gateway can
-  admit it, by its SHA-1, to a control scope only. Writes: a control script.
+  admit it, by its SHA-1, to a control scope only.
+
+  Capability: control
+  (it changes what workers will do: the gateway runs it for a control token only)
 
   KEYS[1]  emq:{<queue>}:meta   the queue's settings (HASH; paused, and fields of others)
 

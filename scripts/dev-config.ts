@@ -8,11 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { text, valkeyUrl, wholeNumber } from '../shared/config/parse.js';
 import { gatewayConfigFrom } from '../functions/gateway/config.js';
 import { configFrom } from '../functions/producer/config.js';
+import { parseCallerTokens } from '../functions/producer/tokens.js';
 import { regionsFrom } from '../functions/producer/regions.js';
 
 type Env = Record<string, string | undefined>;
 
-/** The Worker's secrets npm start makes itself; never passed through from its environment. */
+/** The Worker's secrets npm start makes itself (EMQ_TOKENS: with the given ones, after the dev token's). */
 const MADE_HERE = new Set(['EMQ_TOKENS', 'EMQ_REST_TOKEN', 'EMQ_DEV_TOKEN']);
 
 export interface DevConfig {
@@ -36,13 +37,17 @@ export function devConfigFrom(env: Env): DevConfig {
   const devToken = given ?? `dev-${randomBytes(16).toString('hex')}`;
   const port = wholeNumber(env, 'PORT');
   const valkey = valkeyUrl(env, 'VALKEY_URL');
-  const gatewayToken = `dev-producer-${randomBytes(16).toString('hex')}`;
-  const gatewayEnv = { ...env, EMQ_GATEWAY_TOKENS: `producer:${gatewayToken}`, EMQ_GATEWAY_PORT: env.EMQ_GATEWAY_PORT ?? '0' };
+  // the dev token may do everything, so its gateway token is a control token
+  const gatewayToken = `dev-control-${randomBytes(16).toString('hex')}`;
+  const gatewayEnv = { ...env, EMQ_GATEWAY_TOKENS: `control:${gatewayToken}`, EMQ_GATEWAY_PORT: env.EMQ_GATEWAY_PORT ?? '0' };
+  // EMQ_TOKENS given here (say, a token that lacks a capability, to try it) join the dev token
+  const others = env.EMQ_TOKENS ? (parseCallerTokens(env.EMQ_TOKENS), JSON.parse(env.EMQ_TOKENS) as unknown[]) : [];
+  const tokens = JSON.stringify([{ token: devToken, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] }, ...others]);
   const workerVars = (restUrl: string): Record<string, string> => ({
     ...(Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('EMQ_') && !MADE_HERE.has(k) && v !== undefined)) as Record<string, string>),
     EMQ_REST_URL: restUrl,
     EMQ_REST_TOKEN: gatewayToken,
-    EMQ_TOKENS: JSON.stringify([{ token: devToken, queues: ['*'], rawPrefixes: true }]),
+    EMQ_TOKENS: tokens,
   });
   // the gateway's and the Worker's configuration, as they will read it (a stand-in Valkey URL
   // while the private server is not started yet; the gateway's port is not known yet either)

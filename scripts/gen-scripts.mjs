@@ -126,7 +126,9 @@ const scripts = readdirSync(`${root}lua`)
   .map((file) => {
     const name = file.slice(0, -'.lua'.length);
     const text = expand(file);
-    return { file, name, text, sha1: createHash('sha1').update(text, 'utf8').digest('hex') };
+    // a script that changes what workers will do (control, issue 25) says so in its header
+    const control = /^ {2}Capability: control$/m.test(ascii(file));
+    return { file, name, text, control, sha1: createHash('sha1').update(text, 'utf8').digest('hex') };
   });
 
 const entries = scripts.map(
@@ -147,6 +149,12 @@ const out = [
   ...entries,
   "/** Every script, for allow-lists (the gateway's producer scope) and retry rules. */",
   `export const allScripts: readonly Script[] = [${scripts.map((s) => `${camel(s.name)}Script`).join(', ')}];`,
+  '',
+  "/** The scripts whose header says `Capability: control`: the gateway's producer scope may not run them, its control scope may. */",
+  `export const controlScripts: readonly Script[] = [${scripts
+    .filter((s) => s.control)
+    .map((s) => `${camel(s.name)}Script`)
+    .join(', ')}];`,
   '',
 ].join('\n');
 

@@ -4,7 +4,7 @@
 // serves one job at a time, a paused lane keeps its depth and is skipped, a resumed lane is
 // on the ring again and served. readGroup reads a group back; every refusal writes nothing.
 import fc from 'fast-check';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type GroupChange,
   InvalidArgumentError,
@@ -21,15 +21,14 @@ import {
   setGroup,
 } from '../shared/index.js';
 import { freshQueue, snapshot } from './support/admin.js';
-import { connectedTo, glideTarget } from './support/targets.js';
-import { queueState } from './support/keyspace-state.js';
-import { libraryVerbs } from './support/library-control.js';
+import { connectedTo, glideTargets } from './support/targets.js';
+import { keyspaceBySuffix, libraryVerbs } from './support/library-control.js';
 
 const A = 'PRT0KHTOWnGLuC';
 const B = 'USR0NgWEfAEJfs';
 const groupId = fc.tuple(fc.stringMatching(/^[A-Z]{3}$/), fc.bigInt({ min: 0n, max: 2n ** 63n - 1n })).map(([ns, s]) => encodeId(ns, s));
 
-describe.each(inject('servers').map(glideTarget))('setGroup and readGroup: $name', (target) => {
+describe.each(glideTargets())('setGroup and readGroup: $name', (target) => {
   const t = connectedTo(target);
 
   it("≡ the library's @gweight, @gpause, @glimit, @gresume in that order, from any group state; the answer is readGroup's", async () => {
@@ -70,7 +69,7 @@ describe.each(inject('servers').map(glideTarget))('setGroup and readGroup: $name
         if (c.limit !== undefined) await library.limit(g, c.limit);
         if (c.paused === false) await library.gresume(g);
         const view = await setGroup(t.conn, ours, g, c);
-        expect(await queueState(t.admin, ours)).toEqual(await queueState(t.admin, theirs));
+        expect(await keyspaceBySuffix(t.admin, ours)).toEqual(await keyspaceBySuffix(t.admin, theirs));
         expect(await readGroup(t.conn, ours, g)).toEqual(view);
         const k = (s: string) => `emq:{${ours}}:${s}`;
         const field = async (key: string) => {

@@ -20,6 +20,8 @@ import { conforms, operations, requestConforms, type Exchange } from './support/
 
 const TOKEN = 'openapi-responses-token-0123456789';
 const NARROW = 'openapi-narrow-token-0123456789';
+const READER = 'openapi-reader-token-0123456789'; // may only read
+const WRITER = 'openapi-writer-token-0123456789'; // may only enqueue
 const SECRET = 'hook-secret-0123456789abcdef';
 const GROUP = 'PRT0KHTOWnGLuC';
 const HOOK_Q = freshQueue('oa-hook');
@@ -57,6 +59,8 @@ describe('real answers match the OpenAPI document', () => {
       EMQ_TOKENS: JSON.stringify([
         { token: TOKEN, queues: ['*'], rawPrefixes: true },
         { token: NARROW, queues: ['oa-narrow*'], rawPrefixes: true },
+        { token: READER, queues: ['*'], rawPrefixes: true, can: ['read'] },
+        { token: WRITER, queues: ['*'], rawPrefixes: true, can: ['enqueue'] },
       ]),
       EMQ_SOURCES: JSON.stringify({
         hook: hmacSource(HOOK_Q),
@@ -161,6 +165,7 @@ describe('real answers match the OpenAPI document', () => {
       ['unauthorized', jobs({ token: null })],
       ['unauthorized', jobs({ token: 'not-a-token-0123456789' })],
       ['forbidden_queue', jobs({ token: NARROW })],
+      ['forbidden_action', jobs({ token: READER })],
       ['invalid_queue', jobs({}, 'emq')],
       ['invalid_id', jobs({ headers: { 'Emq-Job-Id': 'JOB-nope' } })],
       ['invalid_idempotency_key', jobs({ headers: { 'Idempotency-Key': 'k'.repeat(256) } })],
@@ -197,6 +202,7 @@ describe('real answers match the OpenAPI document', () => {
     expect([jammed.status, jammed.body.code, jammed.body.results.length]).toEqual([409, 'conflict', 1]);
     expect((await batch(one, { token: null })).body.code).toBe('unauthorized');
     expect((await batch(one, { token: NARROW })).body.code).toBe('forbidden_queue');
+    expect((await batch(one, { token: READER })).body.code).toBe('forbidden_action');
     expect((await batch(one, {}, 'emq')).body.code).toBe('invalid_queue');
     expect((await batch(`[${'{"payload":"x"},'.repeat(300)}{"payload":"x"}]`)).body.code).toBe('payload_too_large');
     expect((await aborted(`/v1/queues/${q}/batch`)).body.code).toBe('client_closed');
@@ -250,6 +256,7 @@ describe('real answers match the OpenAPI document', () => {
     expect(cut?.body.flow?.children).toHaveLength(2);
     expect((await flows(simple, { token: null })).body.code).toBe('unauthorized');
     expect((await flows(simple, { token: NARROW }, 'oa-wide')).body.code).toBe('forbidden_queue');
+    expect((await flows(simple, { token: READER })).body.code).toBe('forbidden_action');
     expect((await flows(simple, {}, 'emq')).body.code).toBe('invalid_queue');
     expect((await flows(simple, {}, JAM_Q)).body.code).toBe('conflict');
     expect((await flows({ parent: { payload: 'p' }, children: Array.from({ length: 300 }, () => ({ payload: 'x' })) })).body.code).toBe('payload_too_large');
@@ -284,6 +291,7 @@ describe('real answers match the OpenAPI document', () => {
     expect((await status({}, 'emq')).body.code).toBe('invalid_queue');
     expect((await status({ token: null })).body.code).toBe('unauthorized');
     expect((await status({ token: NARROW })).body.code).toBe('forbidden_queue');
+    expect((await status({ token: WRITER })).body.code).toBe('forbidden_action');
     await pathFailures((target) => status(target && { target }));
   });
 

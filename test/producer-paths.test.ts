@@ -25,6 +25,8 @@ import { startWorkerd, type WorkerdProcess } from './support/workerd.js';
 
 const TOKEN = 'paths-token-0123456789abcdef';
 const OTHER = 'paths-other-token-0123456789ab'; // a valid token whose queues are elsewhere
+const READER = 'paths-reader-token-0123456789a'; // may only read
+const WRITER = 'paths-writer-token-0123456789a'; // may only enqueue
 const GH_SECRET = 'paths-gh-secret-0123456789';
 const MAX = 1024; // EMQ_MAX_PAYLOAD_BYTES
 const PREFIX = '/api/emq';
@@ -33,6 +35,8 @@ const vars: Record<string, string> = {
   EMQ_TOKENS: JSON.stringify([
     { token: TOKEN, queues: ['ok.*'] },
     { token: OTHER, queues: ['elsewhere'] },
+    { token: READER, queues: ['ok.*'], can: ['read'] },
+    { token: WRITER, queues: ['ok.*'], can: ['enqueue'] },
   ]),
   EMQ_SOURCES: JSON.stringify({ gh: { kind: 'github', secrets: [GH_SECRET], queue: `hooks-${RUN}` } }),
   EMQ_MAX_PAYLOAD_BYTES: String(MAX),
@@ -99,6 +103,7 @@ function corpus(t: string): Case[] {
     { name: 'job, no token', method: 'POST', path: `/v1/queues/${q(1)}/jobs`, body: 'x' },
     post('job, unknown token', `/v1/queues/${q(1)}/jobs`, 'x', { Authorization: 'Bearer unknown-token-0123456789' }),
     post('job, a token for other queues', `/v1/queues/${q(1)}/jobs`, 'x', { Authorization: `Bearer ${OTHER}` }),
+    post('job, a token that may only read', `/v1/queues/${q(1)}/jobs`, 'x', { Authorization: `Bearer ${READER}` }),
     post('job, over the cap (declared)', `/v1/queues/${q(5)}/jobs`, 'x'.repeat(MAX + 1)),
     { ...post('job, chunked', `/v1/queues/${q(5)}/jobs`, 'chunked payload'), chunked: true },
     { ...post('job, chunked over the cap', `/v1/queues/${q(5)}/jobs`, 'y'.repeat(MAX + 100)), chunked: true },
@@ -138,6 +143,7 @@ function corpus(t: string): Case[] {
     { name: 'get job, found', method: 'GET', path: `/v1/queues/${q(1)}/jobs/${ID}`, headers: auth },
     { name: 'get job, missing', method: 'GET', path: `/v1/queues/${q(1)}/jobs/${ID2}`, headers: auth },
     { name: 'get job, bad id', method: 'GET', path: `/v1/queues/${q(1)}/jobs/nope`, headers: auth },
+    { name: 'get job, a token that may only enqueue', method: 'GET', path: `/v1/queues/${q(1)}/jobs/${ID}`, headers: { Authorization: `Bearer ${WRITER}` } },
     { name: 'get job, HEAD', method: 'HEAD', path: `/v1/queues/${q(1)}/jobs/${ID}`, headers: auth },
     { name: 'webhook, signed', method: 'POST', path: '/v1/webhooks/gh', body: hook, headers: ghHeaders('d1') },
     { name: 'webhook, signed again: duplicate', method: 'POST', path: '/v1/webhooks/gh', body: hook, headers: ghHeaders('d1') },

@@ -5,7 +5,7 @@
 // queue is all zeros. Property: after any sequence of the library's lane verbs, every lane
 // that holds jobs is on some page (the enumeration @queue-info's header argues for).
 import fc from 'fast-check';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   InvalidArgumentError,
   LayoutError,
@@ -26,11 +26,11 @@ import {
 } from '../shared/index.js';
 import { freshQueue, snapshot } from './support/admin.js';
 import { libraryVerbs } from './support/library-control.js';
-import { connectedTo, glideTarget } from './support/targets.js';
+import { connectedTo, glideTargets } from './support/targets.js';
 
 const [A, B, C, D, E, F] = ['PRT0KHTOWnGLuC', 'USR0NgWEfAEJfs', 'ORD0NgWEfAEJfs', 'CRS0KHTOWnGLuC', 'EVT000xY9Wvvcd', 'USR00000000000'];
 
-describe.each(inject('servers').map(glideTarget))('queueInfo: $name', (target) => {
+describe.each(glideTargets())('queueInfo: $name', (target) => {
   const t = connectedTo(target);
 
   /** Every page, followed by its cursor. */

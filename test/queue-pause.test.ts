@@ -4,16 +4,15 @@
 // writes nothing. Against each server, over glide (the gateway admits a script only once
 // functions/gateway/script-calls.ts lays it out: the lead's part, with the control scope).
 import fc from 'fast-check';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, InvalidQueueError, WrongTypeError, enqueue, enqueueGrouped, mintId, pauseQueue, queuePauseScript } from '../shared/index.js';
 import { freshQueue, snapshot } from './support/admin.js';
-import { queueState } from './support/keyspace-state.js';
-import { libraryVerbs } from './support/library-control.js';
-import { connectedTo, glideTarget } from './support/targets.js';
+import { keyspaceBySuffix, libraryVerbs } from './support/library-control.js';
+import { connectedTo, glideTargets } from './support/targets.js';
 
 const G = 'PRT0KHTOWnGLuC';
 
-describe.each(inject('servers').map(glideTarget))('pauseQueue ≡ Admin.pause / Admin.resume: $name', (target) => {
+describe.each(glideTargets())('pauseQueue ≡ Admin.pause / Admin.resume: $name', (target) => {
   const t = connectedTo(target);
 
   it('the same meta hash after any sequence of pauses and resumes, from any meta', async () => {
@@ -33,7 +32,7 @@ describe.each(inject('servers').map(glideTarget))('pauseQueue ≡ Admin.pause / 
           expect(await (paused ? library.pause() : library.resume())).toBe(1);
           expect(await pauseQueue(t.conn, ours, paused)).toEqual({ queue: ours, paused });
         }
-        expect(await queueState(t.admin, ours)).toEqual(await queueState(t.admin, theirs));
+        expect(await keyspaceBySuffix(t.admin, ours)).toEqual(await keyspaceBySuffix(t.admin, theirs));
         await t.admin.call('DEL', `emq:{${ours}}:meta`, `emq:{${theirs}}:meta`);
       }),
       { numRuns: 60 },
@@ -73,7 +72,7 @@ describe.each(inject('servers').map(glideTarget))('pauseQueue ≡ Admin.pause / 
   });
 });
 
-describe.each(inject('servers').map(glideTarget))("a paused queue: the library's claims stop, admission goes on: $name", (target) => {
+describe.each(glideTargets())("a paused queue: the library's claims stop, admission goes on: $name", (target) => {
   const t = connectedTo(target);
 
   it('paused: claim and lane claim answer empty, enqueue answers enqueued; resumed: both serve again', async () => {

@@ -36,8 +36,10 @@ import type { Scope, GatewayTokens } from './tokens.js';
 export interface GatewayOptions {
   backend: Backend;
   tokens: GatewayTokens;
-  /** The scripts a producer token may run. */
+  /** The scripts a producer token may run, and a control token. */
   scripts: readonly Script[];
+  /** Those of `scripts` only a control token may run (default: none). */
+  control?: readonly Script[] | undefined;
   /** Largest request body, in bytes; refused with 413 as it streams in. */
   maxBodyBytes?: number;
   /**
@@ -129,6 +131,7 @@ export function createGateway({
   backend,
   tokens,
   scripts,
+  control,
   maxBodyBytes = 8 * 1024 * 1024,
   producerMaxBodyBytes = 2 * 1024 * 1024,
   maxPipeline = 10_000,
@@ -139,14 +142,16 @@ export function createGateway({
   observe,
   metrics,
 }: GatewayOptions): GatewayListener {
-  const policy = createPolicy(scripts);
+  const policy = createPolicy(scripts, control);
   // read after authentication, so a request without a token never has its body read
-  const capOf = (scope: Scope) => (scope === 'producer' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
+  const capOf = (scope: Scope) => (scope !== 'admin' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
   const retryAfter = { 'Retry-After': String(retryAfterSeconds) };
   // each scope's element caps for POST / (one command) and /pipeline, /multi-exec (commands)
-  const producer = producerCaps(scripts);
+  const producer = producerCaps(scripts, control);
+  const producing = [1, 2].map((level) => ({ level, commands: maxPipeline, ...producer })) as [Caps, Caps];
   const capsOf = {
-    producer: [1, 2].map((level) => ({ level, commands: maxPipeline, ...producer })) as [Caps, Caps],
+    producer: producing,
+    control: producing,
     admin: [1, 2].map((level) => ({ level, commands: maxPipeline, perCommand: adminMaxArgs, total: adminMaxArgs })) as [Caps, Caps],
   };
 
@@ -241,7 +246,7 @@ export function createGateway({
    * operator may need them to fix the key). After the checks, so that a refusal stays a
    * refusal while Valkey is down.
    */
-  const fence = (scope: Scope) => (scope === 'producer' ? backend.admit() : undefined);
+  const fence = (scope: Scope) => (scope !== 'admin' ? backend.admit() : undefined);
 
   const single = async (scope: Scope, args: Arg[], base64: boolean, record: RequestRecord | undefined): Promise<Answer> => {
     const refused = scope === 'admin' ? await checked(scope, [args]) : refuse(scope, [args]);

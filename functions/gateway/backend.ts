@@ -43,7 +43,7 @@ export function glideBackend(options: GlideOptions, events: BackendEvents = {}):
   const admin = glideLane({ ...options, resp2: true, fence: false }, events.lane?.('admin'));
   // an admin request whose reply glide may not read goes on a connection of its own (alone.ts)
   const alone = loneRunner({ ...options, resp2: true, fence: false });
-  const shared = (scope: Scope, commands: ReadonlyArray<readonly Arg[]>) => scope === 'producer' || !goesAlone(commands);
+  const shared = (scope: Scope, commands: ReadonlyArray<readonly Arg[]>) => scope !== 'admin' || !goesAlone(commands);
   const piped = (lane: Lane, commands: ReadonlyArray<readonly Arg[]>) => Promise.all(commands.map((args) => lane.command(args)));
   const laneOf = (scope: Scope) => (scope === 'admin' ? admin : producer);
   // one table per connection: learned on the connection it describes

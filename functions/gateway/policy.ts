@@ -1,5 +1,7 @@
 // What each scope may run. A producer may PING and run this project's scripts, by SHA-1
-// (EVALSHA) or by their exact text (EVAL), and nothing else. Nobody may run commands
+// (EVALSHA) or by their exact text (EVAL), and nothing else; of them, the control scripts
+// (cancel, promote, lanes, pause: their headers say `Capability: control`) only with a
+// control token, which may do all a producer token may. Nobody may run commands
 // that block or change the state of the connection their scope's requests share.
 import type { Arg } from '../../shared/connection.js';
 import type { Script } from '../../shared/scripts.js';
@@ -54,10 +56,15 @@ export interface Policy {
   refusal(scope: Scope, args: readonly Arg[]): [400 | 403, string] | undefined;
 }
 
-export function createPolicy(scripts: readonly Script[]): Policy {
+export function createPolicy(scripts: readonly Script[], control: readonly Script[] = []): Policy {
   // each script's most elements (script-calls.ts): a call with more is refused before it is sent
   const most = new Map(scripts.map((s) => [s, mostElements(s)]));
   const shas = new Map(scripts.map((s) => [s.sha1, s]));
+  const controls = new Set(control);
+  const noControl = (scope: Scope, script: Script): [403, string] | undefined =>
+    scope === 'producer' && controls.has(script)
+      ? [403, `a producer token may not run lua/${script.name}.lua, a control script: the producer needs a control token`]
+      : undefined;
   let found: string | undefined;
   let foundScript: Script | undefined;
   const tooMany = (args: readonly Arg[], script: Script): [400, string] | undefined => {
@@ -84,16 +91,16 @@ export function createPolicy(scripts: readonly Script[]): Policy {
       if (name === 'EVALSHA') {
         const sha = args[1];
         // the producer's requests name the same few scripts over and over: the last one found is kept
-        if (typeof sha === 'string' && sha === found) return tooMany(args, foundScript!);
+        if (typeof sha === 'string' && sha === found) return noControl(scope, foundScript!) ?? tooMany(args, foundScript!);
         const hex = (typeof sha === 'string' ? sha : sha === undefined ? '' : new TextDecoder().decode(sha)).toLowerCase();
         const script = shas.get(hex);
         if (script === undefined) return [403, "a producer token may run EVALSHA only of this project's scripts"];
         if (typeof sha === 'string') [found, foundScript] = [sha, script];
-        return tooMany(args, script);
+        return noControl(scope, script) ?? tooMany(args, script);
       }
       if (name === 'EVAL') {
         const script = scripts.find((s) => sameText(args[1], s.text));
-        if (script) return tooMany(args, script);
+        if (script) return noControl(scope, script) ?? tooMany(args, script);
         return [403, "a producer token may run EVAL only of this project's scripts, byte for byte"];
       }
       return [403, `a producer token may not run ${name}: only PING, and EVALSHA or EVAL of this project's scripts`];

@@ -6,7 +6,7 @@
 // Each request logs a JSON line (EMQ_LOG); with EMQ_METRICS_TOKEN, GET /metrics serves
 // Prometheus metrics (functions/http/metrics.ts).
 import { redactUrl } from '../../shared/connections/valkey-url.js';
-import { allScripts } from '../../shared/scripts.js';
+import { allScripts, controlScripts } from '../../shared/scripts.js';
 import { createGateway } from './app.js';
 import { glideBackend } from './backend.js';
 import { listen } from '../http/listen.js';
@@ -59,6 +59,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
     backend,
     tokens,
     scripts: allScripts,
+    control: controlScripts,
     ...settings,
     draining: () => draining,
     observe: { observer: metrics?.observer, sinks },

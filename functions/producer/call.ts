@@ -5,7 +5,7 @@
 import type { Connection } from '../../shared/index.js';
 import type { RequestRecord } from '../http/request-record.js';
 import type { Config } from './config.js';
-import type { Caller } from './tokens.js';
+import type { Caller, Capability } from './tokens.js';
 
 /** A request as the producer's routes read it. */
 export interface RequestView {
@@ -59,13 +59,15 @@ export type Handler = (call: Call, service: Service) => Promise<Answer>;
 
 export interface Route {
   /** GET routes answer HEAD too; ALL: any method. */
-  method: 'GET' | 'POST' | 'ALL';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ALL';
   /** The path pattern: literal segments, `:name` (one segment, not empty), a final `*` (the rest, or nothing). */
   pattern: string;
   /** The route as the log line and the metrics name it. */
   name: string;
   /** Needs a caller (EMQ_TOKENS' bearer token, or the app's `caller`): 401 before the route runs. */
   auth: boolean;
+  /** What the caller must be able to do (EMQ_TOKENS' `can`): 403 forbidden_action before the route runs. */
+  needs?: Capability;
   handle: Handler;
 }
 

@@ -12,7 +12,7 @@ import type { Config } from './config.js';
 import { reportedProblem } from './error-problems.js';
 import { Problem, problemHeaders, problemJson } from './problem.js';
 import { ROUTES } from './routes.js';
-import type { Caller } from './tokens.js';
+import { DEFAULT_CAN, type Caller } from './tokens.js';
 
 /** Gets each request's summary once it is answered, with the request's env (the Worker's bindings). */
 export type RequestSink = (summary: RequestSummary, env: unknown) => void;
@@ -108,6 +108,14 @@ export function createProducerCore({ config, connection, regionOf, minter: given
       if (route.auth) {
         const caller = own ? await own(request) : bearer(request);
         if (!caller) throw new Problem(401, 'unauthorized', unknown);
+        const { needs } = route;
+        if (needs && !(caller.can ? caller.can(needs) : DEFAULT_CAN.includes(needs))) {
+          throw new Problem(
+            403,
+            'forbidden_action',
+            `this token may not ${needs === 'control' ? 'act on jobs, lanes or queues' : needs}: its "can" lacks "${needs}"`,
+          );
+        }
         call.caller = caller;
         queue = request.param('queue'); // the log line's queue, once a caller may name it
       }

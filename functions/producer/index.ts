@@ -3,4 +3,4 @@
 // Runtime-agnostic like the Worker it is.
 export { createProducerApp, type ProducerOptions } from './hono-app.js';
 export { configFrom, type Config, type ConfigOptions, type Vars } from './config.js';
-export { parseCallerTokens, trustedCaller, type Caller, type CallerTokens, type PatternQueues, type TenantQueues } from './tokens.js';
+export { parseCallerTokens, trustedCaller, type Caller, type CallerTokens, type Capability, type PatternQueues, type TenantQueues } from './tokens.js';

@@ -42,7 +42,7 @@ const STATUS: Record<number, ProblemCode[]> = {
     'invalid_group',
   ],
   401: ['unauthorized', 'invalid_signature'],
-  403: ['forbidden_queue'],
+  403: ['forbidden_queue', 'forbidden_action'],
   404: ['not_found'],
   405: ['not_allowed'],
   409: ['conflict', 'job_exists'],
@@ -57,7 +57,7 @@ const STATUS: Record<number, ProblemCode[]> = {
 
 /** What any request that reaches Valkey may meet, and a /v1/queues request too. */
 const VALKEY: ProblemCode[] = ['misconfigured', 'internal', 'upstream_auth', 'unavailable', 'wire_mismatch'];
-const QUEUE: ProblemCode[] = ['unauthorized', 'forbidden_queue', 'invalid_queue', ...VALKEY];
+const QUEUE: ProblemCode[] = ['unauthorized', 'forbidden_action', 'forbidden_queue', 'invalid_queue', ...VALKEY];
 const JOBS: ProblemCode[] = [...QUEUE, 'invalid_id', 'invalid_payload', 'payload_too_large', 'client_closed', 'conflict'];
 
 interface Route {

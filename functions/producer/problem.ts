@@ -5,6 +5,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 export type ProblemCode =
   | 'unauthorized'
   | 'forbidden_queue'
+  | 'forbidden_action'
   | 'invalid_queue'
   | 'invalid_id'
   | 'invalid_payload'
@@ -33,6 +34,7 @@ export type ProblemCode =
 export const TITLES: Record<ProblemCode, string> = {
   unauthorized: 'Missing or unknown token',
   forbidden_queue: 'This token may not use this queue',
+  forbidden_action: 'This token may not do this',
   invalid_queue: 'Invalid queue name',
   invalid_id: 'Invalid job id',
   invalid_payload: 'Invalid payload',

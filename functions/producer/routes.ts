@@ -38,10 +38,10 @@ const notAllowed = async (call: Call): Promise<Answer> => {
 };
 
 export const ROUTES: readonly Route[] = [
-  { method: 'POST', pattern: '/v1/queues/:queue/jobs', name: '/v1/queues/:queue/jobs', auth: true, handle: postJob },
-  { method: 'POST', pattern: '/v1/queues/:queue/batch', name: '/v1/queues/:queue/batch', auth: true, handle: postBatch },
-  { method: 'POST', pattern: '/v1/queues/:queue/flows', name: '/v1/queues/:queue/flows', auth: true, handle: postFlow },
-  { method: 'GET', pattern: '/v1/queues/:queue/jobs/:id', name: '/v1/queues/:queue/jobs/:id', auth: true, handle: getJob },
+  { method: 'POST', pattern: '/v1/queues/:queue/jobs', name: '/v1/queues/:queue/jobs', auth: true, needs: 'enqueue', handle: postJob },
+  { method: 'POST', pattern: '/v1/queues/:queue/batch', name: '/v1/queues/:queue/batch', auth: true, needs: 'enqueue', handle: postBatch },
+  { method: 'POST', pattern: '/v1/queues/:queue/flows', name: '/v1/queues/:queue/flows', auth: true, needs: 'enqueue', handle: postFlow },
+  { method: 'GET', pattern: '/v1/queues/:queue/jobs/:id', name: '/v1/queues/:queue/jobs/:id', auth: true, needs: 'read', handle: getJob },
   { method: 'POST', pattern: '/v1/webhooks/:source', name: '/v1/webhooks/:source', auth: false, handle: postWebhook },
   { method: 'GET', pattern: '/healthz', name: '/healthz', auth: false, handle: healthz },
   { method: 'GET', pattern: '/readyz', name: '/readyz', auth: false, handle: readyz },

@@ -1,16 +1,27 @@
 // Callers' tokens, from the EMQ_TOKENS secret: a JSON array of
-//   { "token": "<at least 16 characters>", "queues": ["orders", "tenant-a.*"], "rawPrefixes"?: true }
+//   { "token": "<at least 16 characters>", "queues": ["orders", "tenant-a.*"], "rawPrefixes"?: true,
+//     "can"?: ["enqueue", "read", "control"] }
 // where a queue pattern is an exact name or one segment under a stem (queue-patterns.ts);
 // `*` and bare prefixes (`acme*`) cross tenants, so an entry takes them only with "rawPrefixes": true.
+// `can` is what the token may do on those queues (default enqueue and read): control is
+// cancel, promote, reschedule, lanes and pause.
 // CallerTokens are compared in constant time (every byte of every configured token) and never
 // appear in errors or logs.
 
 import { sha256Hex } from '../../shared/keyspace.js';
 import { PatternError, queueMatcher } from './queue-patterns.js';
 
+/** What a caller may do on its queues: put jobs in, read them back, act on them. */
+export type Capability = 'enqueue' | 'read' | 'control';
+export const CAPABILITIES: readonly Capability[] = ['enqueue', 'read', 'control'];
+/** What a token or a trusted caller may do when it does not say. */
+export const DEFAULT_CAN: readonly Capability[] = ['enqueue', 'read'];
+
 export interface Caller {
   /** Whether this caller may use the queue. */
   allows(queue: string): boolean;
+  /** Whether this caller may do `what`; a caller without this method may enqueue and read. */
+  can?(what: Capability): boolean;
   /** The token's SHA-256 in hex: scopes Idempotency-Keys to the caller without keeping the token. */
   scope(): Promise<string>;
 }
@@ -44,7 +55,12 @@ export function parseCallerTokens(spec: string | undefined): CallerTokens {
   }
   if (!Array.isArray(list) || list.length === 0) throw new Error('EMQ_TOKENS must be a non-empty JSON array');
   const entries = list.map((item: unknown, i) => {
-    const { token, queues, rawPrefixes = false } = (item ?? {}) as { token?: unknown; queues?: unknown; rawPrefixes?: unknown };
+    const {
+      token,
+      queues,
+      rawPrefixes = false,
+      can = DEFAULT_CAN,
+    } = (item ?? {}) as { token?: unknown; queues?: unknown; rawPrefixes?: unknown; can?: unknown };
     if (typeof token !== 'string' || token.length < 16) throw new Error(`EMQ_TOKENS[${i}].token must be a string of at least 16 characters`);
     if (!Array.isArray(queues) || queues.length === 0) {
       throw new Error(`EMQ_TOKENS[${i}].queues must be a non-empty array of queue names or patterns ending in .*`);
@@ -55,7 +71,7 @@ export function parseCallerTokens(spec: string | undefined): CallerTokens {
     const bytes = utf8.encode(token);
     let digest: Promise<string> | undefined;
     // digested on first use: Workers allow no crypto at a script's top level
-    const caller: Caller = { allows, scope: () => (digest ??= sha256Hex(bytes)) };
+    const caller: Caller = { allows, can: capabilities(can, `EMQ_TOKENS[${i}].can`), scope: () => (digest ??= sha256Hex(bytes)) };
     return { bytes, caller };
   });
   return {
@@ -69,6 +85,16 @@ export function parseCallerTokens(spec: string | undefined): CallerTokens {
   };
 }
 
+/** A `can` list as a check; an Error names `where` (and the entry by position), never a value. */
+function capabilities(can: unknown, where: string): (what: Capability) => boolean {
+  if (!Array.isArray(can) || can.length === 0) throw new Error(`${where} must be a non-empty array of ${CAPABILITIES.join(', ')}`);
+  can.forEach((c, j) => {
+    if (!(CAPABILITIES as readonly unknown[]).includes(c)) throw new Error(`${where}[${j}] must be one of ${CAPABILITIES.join(', ')}`);
+  });
+  const set = new Set(can as Capability[]);
+  return (what) => set.has(what);
+}
+
 /** trustedCaller's tenant form: the queues `${tenant}.${name}`, which no other tenant's can be. */
 export interface TenantQueues {
   /** One segment (letters, digits, '_' and '-'; no '.', not empty). */
@@ -76,12 +102,16 @@ export interface TenantQueues {
   /** Names one segment each, or `*` for every queue one segment under the tenant. */
   queues: readonly string[];
   scope: string;
+  /** What it may do (default enqueue and read), as EMQ_TOKENS' `can`. */
+  can?: readonly Capability[];
 }
 
 /** trustedCaller's pattern form: queue patterns as in EMQ_TOKENS. */
 export interface PatternQueues {
   queues: readonly string[];
   scope: string;
+  /** What it may do (default enqueue and read), as EMQ_TOKENS' `can`. */
+  can?: readonly Capability[];
   /** Accept `*` and bare prefixes (`acme*`), which cross tenants. */
   rawPrefixes?: boolean;
 }
@@ -124,7 +154,13 @@ export function trustedCaller(options: TenantQueues | PatternQueues): Caller {
   } catch (err) {
     throw err instanceof PatternError ? new TypeError(err.message) : err;
   }
+  let can: Caller['can'];
+  try {
+    can = capabilities(options.can ?? DEFAULT_CAN, 'trustedCaller: can');
+  } catch (err) {
+    throw new TypeError((err as Error).message);
+  }
   // token scopes are 64 hex digits: the prefix keeps an own scope from ever naming one
   const own = Promise.resolve(`own:${scope}`);
-  return { allows, scope: () => own };
+  return { allows, can, scope: () => own };
 }

@@ -125,12 +125,12 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_TOKENS',
     kind: {
       type: 'json',
-      shape: '[{"token": "<16+ chars>", "queues": ["orders", "tenant-a.*"], "rawPrefixes"?: true}]',
+      shape: '[{"token": "<16+ chars>", "queues": ["orders", "tenant-a.*"], "rawPrefixes"?: true, "can"?: ["enqueue", "read", "control"]}]',
       parser: 'functions/producer/tokens.ts',
     },
     required: 'always',
     meaning:
-      'callers\' tokens and the queues each may use; a pattern is an exact queue or `<stem>.*`, one more segment (`tenant-a.*` covers `tenant-a.x`, never `tenant-a.x.y`); `*` and bare prefixes (`acme*`) cross tenants and stop start unless the entry says `"rawPrefixes": true`',
+      'callers\' tokens and the queues each may use; a pattern is an exact queue or `<stem>.*`, one more segment (`tenant-a.*` covers `tenant-a.x`, never `tenant-a.x.y`); `*` and bare prefixes (`acme*`) cross tenants and stop start unless the entry says `"rawPrefixes": true`; `can` is what the token may do there (default `["enqueue", "read"]`; `control`: cancel, promote, reschedule, lanes and pause, which also needs a control gateway token), else 403 `forbidden_action`',
     apps: ['worker', 'producer'],
     secret: true,
   },
@@ -315,7 +315,7 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_GATEWAY_TOKENS',
     kind: { type: 'scoped-tokens' },
     required: 'by `emq gateway` (`npm start` makes its own)',
-    meaning: "`scope:token,...` (tokens of 16+ characters), scope `admin` (any command) or `producer` (PING, and EVALSHA/EVAL of this project's scripts only)",
+    meaning: "`scope:token,...` (tokens of 16+ characters), scope `admin` (any command), `producer` (PING, and EVALSHA/EVAL of this project's scripts, except its control scripts) or `control` (all a producer may, and the control scripts: for a producer whose EMQ_TOKENS grant `control`)",
     apps: ['gateway'],
     secret: true,
   },
@@ -407,7 +407,7 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_DEV_TOKEN',
     kind: { type: 'text', what: 'token', minLength: 16 },
     meaning:
-      'the dev token `npm start` allows every queue (its EMQ_TOKENS entry says `"rawPrefixes": true`; at least 16 characters, like every EMQ_TOKENS token); unset, a fresh one is made. Every other EMQ_* variable reaches the Worker as a var',
+      'the dev token `npm start` allows every queue and every capability (its EMQ_TOKENS entry says `"rawPrefixes": true` and `"can": ["enqueue", "read", "control"]`; at least 16 characters, like every EMQ_TOKENS token); unset, a fresh one is made. An EMQ_TOKENS given to `npm start` joins it (to try a token that lacks a capability). Every other EMQ_* variable reaches the Worker as a var',
     apps: ['dev'],
     secret: true,
   },

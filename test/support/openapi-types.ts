@@ -65,6 +65,7 @@ export interface JobStatus {
 export type ProblemCode =
   | 'unauthorized'
   | 'forbidden_queue'
+  | 'forbidden_action'
   | 'invalid_queue'
   | 'invalid_id'
   | 'invalid_payload'

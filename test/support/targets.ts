@@ -34,16 +34,16 @@ async function viaGateway(valkeyUrl: string): Promise<Connection> {
   };
 }
 
-/** One server over glide: for suites whose scripts the gateway does not admit yet. */
-export function glideTarget(server: { name: string; url: string }): Target {
-  return { name: `glide → ${server.name}`, url: server.url, connect: () => connectGlide(server.url) };
-}
-
 export function targets(): Target[] {
   return inject('servers').flatMap((server) => [
-    glideTarget(server),
+    { name: `glide → ${server.name}`, url: server.url, connect: () => connectGlide(server.url) },
     { name: `rest → gateway → ${server.name}`, url: server.url, connect: () => viaGateway(server.url) },
   ]);
+}
+
+/** The glide connection to each server (the control scripts' tests: the gateway's control scope is tested with its routes). */
+export function glideTargets(): Target[] {
+  return targets().filter((t) => t.name.startsWith('glide'));
 }
 
 /**
