@@ -6,6 +6,7 @@ import { startGateway } from '../functions/gateway/server.js';
 import { startProducer } from '../functions/producer/node.js';
 import { ConfigError } from '../shared/config/parse.js';
 import { enqueueConfigFrom, idConfigFrom } from './config.js';
+import { CONTROL_USAGE, Refused, controlCommand } from './control.js';
 import { parseDuration, parseTime } from '../shared/duration.js';
 import {
   ConnectionError,
@@ -40,6 +41,7 @@ const USAGE = `usage:
       RFC 3339 time or Unix ms; either schedules the job (verdict "scheduled")
       refused (exit 1) while Valkey's {emq}:version is not $EMQ_WIRE_VERSION (default echomq:3.0.0)
       prints {"queue","id","verdict"} as one JSON line
+${CONTROL_USAGE}
 ids carry the node id EMQ_NODE_ID (0-1023) pins, else one drawn from EMQ_NODE_IDS (default 0-1023)
 exit codes: 0 done, 1 failed (safe to retry with the same --id), 2 refused`;
 
@@ -155,6 +157,11 @@ export async function main(argv: string[]): Promise<number> {
       case 'enqueue':
         await enqueueCommand(rest);
         return 0;
+      case 'job':
+      case 'queue':
+      case 'group':
+        await controlCommand(command, rest, (message) => new UsageError(message));
+        return 0;
       case 'gateway':
       case 'producer':
         if (rest.length > 0) throw new UsageError(`${command} is configured by environment, not arguments`);
@@ -173,7 +180,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`emq: ${(err as Error).message}\n${USAGE}\n`);
       return 2;
     }
-    if (err instanceof RefusalError) {
+    if (err instanceof RefusalError || err instanceof Refused) {
       process.stderr.write(`emq: refused (${err.code}): ${err.message}\n`);
       return 2;
     }

@@ -9,6 +9,8 @@ import { toBase64 } from '../shared/base64.js';
 import { backoff, mayRetry } from '../shared/retry.js';
 
 export type { Payload, Verdict } from '../shared/enqueue.js';
+export type { GroupChange, GroupView, JobDetail, QueueView } from './control.js';
+import { controlCalls, type JobDetail } from './control.js';
 import { MINT_TRIES } from '../shared/enqueue.js';
 import type { Payload, Verdict } from '../shared/enqueue.js';
 
@@ -124,6 +126,7 @@ export function createProducerClient({
   const base = url.replace(/\/+$/, '');
   const queuePath = (queue: string) => `${base}/v1/queues/${encodeURIComponent(queue)}`;
   const retry = { retries, baseMs: backoffMs, maxRetryAfterMs: 5_000 };
+  const notFound = (err: unknown) => err instanceof ProducerError && err.status === 404 && err.code === 'not_found';
 
   /** The answer, and whether it came from the first try (then a `duplicate` of a fresh id is a collision). */
   async function send(target: string, init: RequestInit): Promise<{ status: number; body: unknown; first: boolean }> {
@@ -162,6 +165,8 @@ export function createProducerClient({
       throw new ProducerError(res.status, code, `${res.status} ${code}: ${detail}`, problem);
     }
   }
+
+  const control = controlCalls(send, queuePath, notFound);
 
   return {
     /** Enqueues one job (into a lane with `group`; scheduled with `delay` or `notBefore`); its id is minted here unless given. */
@@ -252,16 +257,10 @@ export function createProducerClient({
       }
     },
 
-    /** The job's state and attempts, or null when there is no such job. */
-    async status(queue: string, id: string): Promise<{ id: string; queue: string; state: string; attempts: number } | null> {
-      try {
-        const { body } = await send(`${queuePath(queue)}/jobs/${encodeURIComponent(id)}`, { method: 'GET' });
-        return body as { id: string; queue: string; state: string; attempts: number };
-      } catch (err) {
-        if (err instanceof ProducerError && err.status === 404 && err.code === 'not_found') return null;
-        throw err;
-      }
-    },
+    /** The job's state and attempts (and where it waits), or null when there is no such job. */
+    status: (queue: string, id: string): Promise<JobDetail | null> => control.job(queue, id),
+
+    ...control,
   };
 }
 

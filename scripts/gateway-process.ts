@@ -1,5 +1,5 @@
 // `emq gateway` as its own process, for the tests and the soak: started with generated
-// admin and producer tokens, read back from the URL it prints, stopped with SIGTERM (it
+// admin, producer and control tokens, read back from the URL it prints, stopped with SIGTERM (it
 // drains), and restartable on the same port (so a Worker pointed at it keeps its URL).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +12,8 @@ export interface GatewayProcess {
   url: string;
   admin: string;
   producer: string;
+  /** A control token: a producer's, and the control scripts. */
+  control: string;
   /** The current process (a new one after restart). */
   readonly child: ChildProcess;
   /** Everything it wrote to stderr so far. */
@@ -37,11 +39,12 @@ export async function startGatewayProcess(
 ): Promise<GatewayProcess> {
   const admin = `adm-${randomBytes(16).toString('hex')}`;
   const producer = `prd-${randomBytes(16).toString('hex')}`;
+  const control = `ctl-${randomBytes(16).toString('hex')}`;
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
     VALKEY_URL: valkeyUrl,
     EMQ_GATEWAY_PORT: '0',
-    EMQ_GATEWAY_TOKENS: `admin:${admin},producer:${producer}`,
+    EMQ_GATEWAY_TOKENS: `admin:${admin},producer:${producer},control:${control}`,
     ...env,
   };
   let child!: ChildProcess;
@@ -93,6 +96,7 @@ export async function startGatewayProcess(
     url,
     admin,
     producer,
+    control,
     get child() {
       return child;
     },

@@ -59,6 +59,7 @@ export type VerdictLabel =
   | 'removed'
   | 'promoted'
   | 'rescheduled'
+  | 'set'
   | 'declined'
   | 'keys'
   | 'refused'
@@ -91,6 +92,7 @@ function labelled(f: unknown, labels: Readonly<Record<number, VerdictLabel>>): V
  * - job-remove, job-promote, job-reschedule (the control verbs): [1, ...] removed, promoted,
  *   rescheduled; [0, reason] declined (nothing written: absent, claimed, not scheduled...);
  *   [2, ...] keys (the row names a lane or a parent: sent again with their keys)
+ * - queue-pause, group-set: set (1, or the group after the change); group-read, queue-info: found
  * - an error reply: `refused` with the script's refusal code, else `error` with its first word
  * - `unexpected` for a reply the script does not give.
  */
@@ -128,6 +130,13 @@ export function verdictOf(script: Script, outcome: Outcome, args?: readonly Arg[
       return { verdict: labelled(head, { 1: 'promoted', 0: 'declined', 2: 'keys' }) };
     case 'job-reschedule':
       return { verdict: labelled(head, { 1: 'rescheduled', 0: 'declined' }) };
+    case 'queue-pause':
+      return { verdict: labelled(flag(value), { 1: 'set' }) };
+    case 'group-set':
+      return { verdict: Array.isArray(value) ? 'set' : 'unexpected' };
+    case 'group-read':
+    case 'queue-info':
+      return { verdict: Array.isArray(value) ? 'found' : 'unexpected' };
     default:
       return { verdict: 'unexpected' };
   }

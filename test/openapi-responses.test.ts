@@ -57,8 +57,8 @@ describe('real answers match the OpenAPI document', () => {
     };
     const config = configFrom({
       EMQ_TOKENS: JSON.stringify([
-        { token: TOKEN, queues: ['*'], rawPrefixes: true },
-        { token: NARROW, queues: ['oa-narrow*'], rawPrefixes: true },
+        { token: TOKEN, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] },
+        { token: NARROW, queues: ['oa-narrow*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] },
         { token: READER, queues: ['*'], rawPrefixes: true, can: ['read'] },
         { token: WRITER, queues: ['*'], rawPrefixes: true, can: ['enqueue'] },
       ]),
@@ -105,13 +105,13 @@ describe('real answers match the OpenAPI document', () => {
     );
 
   /** A POST whose body stream fails part way, as a client that went away: 499 client_closed. */
-  const aborted = (path: string, headers: Record<string, string> = { Authorization: `Bearer ${TOKEN}` }) => {
+  const aborted = (path: string, headers: Record<string, string> = { Authorization: `Bearer ${TOKEN}` }, method = 'POST') => {
     const body = new ReadableStream<Uint8Array>({
       pull(c) {
         c.error(new Error('the client went away'));
       },
     });
-    return exchange(app, new Request(`http://producer${path}`, { method: 'POST', headers, body, duplex: 'half' } as RequestInit));
+    return exchange(app, new Request(`http://producer${path}`, { method, headers, body, duplex: 'half' } as RequestInit));
   };
 
   /** Sends under a failing Valkey path (from the `after`-th call on). */
@@ -343,6 +343,81 @@ describe('real answers match the OpenAPI document', () => {
     expect(flow.children).toHaveLength(2);
     expect((await client.status(q, flow.parent.id))?.state).toBe('awaiting_children');
     expect(await client.status(q, mintId())).toBeNull();
+  });
+
+  it('the control routes and the queue and group reads: each answer and each refusal', async () => {
+    const q = freshQueue('oa-ctl');
+    const later = (id = mintId()) =>
+      send('POST', `/v1/queues/${q}/jobs`, { body: 'x', headers: { 'Emq-Job-Id': id, 'Emq-Delay': '1h', 'Emq-Group': GROUP } }).then(() => id);
+    const codeOf = async (answer: Promise<Exchange>) => (await answer).body.code;
+    // the refusals every /v1/queues route shares, and the Valkey path's failures
+    const common = async (method: string, path: (queue: string) => string, init: Parameters<typeof send>[2] = {}, only: string = WRITER) => {
+      expect(await codeOf(send(method, path(q), { ...init, token: null }))).toBe('unauthorized');
+      expect(await codeOf(send(method, path(q), { ...init, token: only === WRITER && method !== 'GET' ? READER : WRITER }))).toBe('forbidden_action');
+      expect(await codeOf(send(method, path(q), { ...init, token: NARROW }))).toBe('forbidden_queue');
+      expect(await codeOf(send(method, path('emq'), init))).toBe('invalid_queue');
+      await pathFailures((target) => send(method, path(q), { ...init, ...(target && { target }) }));
+    };
+    const job = (id: string) => (queue: string) => `/v1/queues/${queue}/jobs/${id}`;
+
+    // GET a job with its payload; DELETE, PATCH, promote
+    const id = await later();
+    expect((await send('GET', `/v1/queues/${q}/jobs/${id}?payload=1`)).body).toMatchObject({ id, state: 'scheduled', group: GROUP, payload: 'x' });
+    const moved = await send('PATCH', job(id)(q), { headers: { 'Emq-Delay': '2h' } });
+    expect(moved.body.verdict).toBe('rescheduled');
+    expect(await codeOf(send('PATCH', job(id)(q), { headers: { 'Emq-Delay': 'soon' } }))).toBe('invalid_delay');
+    expect(await codeOf(send('PATCH', job(id)(q), { headers: { 'Emq-Not-Before': 'soon' } }))).toBe('invalid_not_before');
+    expect(await codeOf(send('PATCH', job(mintId())(q), { headers: { 'Emq-Delay': '1m' } }))).toBe('not_found');
+    expect(await codeOf(send('PATCH', job('JOB-nope')(q), { headers: { 'Emq-Delay': '1m' } }))).toBe('invalid_id');
+    await common('PATCH', job(id), { headers: { 'Emq-Delay': '1m' } });
+    expect((await send('POST', `${job(id)(q)}/promote`)).body.verdict).toBe('promoted');
+    expect(await codeOf(send('POST', `${job(id)(q)}/promote`))).toBe('not_scheduled');
+    expect(await codeOf(send('PATCH', job(id)(q), { headers: { 'Emq-Delay': '1m' } }))).toBe('not_scheduled');
+    expect(await codeOf(send('POST', `${job(mintId())(q)}/promote`))).toBe('not_found');
+    expect(await codeOf(send('POST', `${job('JOB-nope')(q)}/promote`))).toBe('invalid_id');
+    await common('POST', (queue) => `${job(id)(queue)}/promote`);
+    expect((await send('DELETE', job(id)(q))).body).toEqual({ id, queue: q, verdict: 'removed', state: 'pending' });
+    expect(await codeOf(send('DELETE', job(id)(q)))).toBe('not_found');
+    expect(await codeOf(send('DELETE', job('JOB-nope')(q)))).toBe('invalid_id');
+    expect(await codeOf(send('DELETE', job(id)(q), { headers: { 'Idempotency-Key': 'k'.repeat(256) } }))).toBe('invalid_idempotency_key');
+    const claimed = await send('POST', `/v1/queues/${q}/jobs`, { body: 'busy' });
+    await admin.call('EVAL', "return redis.call('ZADD', KEYS[1], 1, ARGV[1])", '1', `emq:{${q}}:active`, claimed.body.id as string);
+    expect(await codeOf(send('DELETE', job(claimed.body.id as string)(q)))).toBe('job_active');
+    const locked = await later();
+    await admin.call('SET', `emq:{${q}}:job:${locked}:lock`, 'worker-1');
+    expect(await codeOf(send('DELETE', job(locked)(q)))).toBe('job_locked');
+    const flow = await send('POST', `/v1/queues/${q}/flows`, { body: JSON.stringify({ parent: { payload: 'p' }, children: [{ payload: 'c' }] }) });
+    expect(await codeOf(send('DELETE', job((flow.body.parent as { id: string }).id)(q)))).toBe('job_in_flow');
+    await common('DELETE', job(await later()));
+
+    // the queue: a page, a bad count or cursor; pause and resume
+    await send('POST', `/v1/queues/${q}/jobs`, { body: 'laned', headers: { 'Emq-Group': GROUP } });
+    const page = await send('GET', `/v1/queues/${q}?count=1`);
+    expect(page.body).toMatchObject({ queue: q, paused: false, groups: [{ group: GROUP }] });
+    expect(await codeOf(send('GET', `/v1/queues/${q}?count=1001`))).toBe('invalid_query');
+    expect(await codeOf(send('GET', `/v1/queues/${q}?cursor=lane-a`))).toBe('invalid_group');
+    await common('GET', (queue) => `/v1/queues/${queue}`);
+    expect((await send('POST', `/v1/queues/${q}/pause`)).body).toMatchObject({ queue: q, paused: true });
+    expect((await send('POST', `/v1/queues/${q}/resume`)).body).toEqual({ queue: q, paused: false });
+    await common('POST', (queue) => `/v1/queues/${queue}/pause`);
+    await common('POST', (queue) => `/v1/queues/${queue}/resume`);
+
+    // a group: read it, set it, and each refusal of a setting
+    const group = (queue: string) => `/v1/queues/${queue}/groups/${GROUP}`;
+    expect((await send('GET', group(q))).body).toMatchObject({ group: GROUP, paused: false });
+    expect(await codeOf(send('GET', `/v1/queues/${q}/groups/lane-a`))).toBe('invalid_group');
+    await common('GET', group);
+    const json = { 'Content-Type': 'application/json' };
+    expect((await send('PUT', group(q), { body: '{"limit":2,"weight":3,"paused":true}', headers: json })).body).toMatchObject({
+      limit: 2,
+      weight: 3,
+      paused: true,
+    });
+    expect(await codeOf(send('PUT', group(q), { body: '{"limit":0}', headers: json }))).toBe('invalid_body');
+    expect(await codeOf(send('PUT', `/v1/queues/${q}/groups/lane-a`, { body: '{"limit":1}', headers: json }))).toBe('invalid_group');
+    expect(await codeOf(send('PUT', group(q), { body: `{"limit":1,"pad":"${'x'.repeat(1024)}"}`, headers: json }))).toBe('payload_too_large');
+    expect((await aborted(group(q), { Authorization: `Bearer ${TOKEN}` }, 'PUT')).body.code).toBe('client_closed');
+    await common('PUT', group, { body: '{"paused":false}', headers: json });
   });
 
   it('every answer the document lists was met: each success status, and each problem code at its status', () => {

@@ -17,7 +17,10 @@ import { startProducerProcess } from './support/producer.js';
 
 const TOKEN = 'openapi-test-token-0123456789';
 const HOOK = { kind: 'hmac', secrets: ['hook-secret-0123456789abcdef'], queue: 'oa-hook', signatureHeader: 'X-Sig', idHeader: 'X-Id', encoding: 'hex' };
-const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true }]), EMQ_SOURCES: JSON.stringify({ hook: HOOK }) });
+const config = configFrom({
+  EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] }]),
+  EMQ_SOURCES: JSON.stringify({ hook: HOOK }),
+});
 // no Valkey here: what a route reads is read before it calls Valkey, which then fails (503)
 const down = { run: () => Promise.reject(new ConnectionError('down')), pipeline: () => Promise.reject(new ConnectionError('down')), close: async () => {} };
 // as the Worker and emq producer run it: every request has its record (core.ts)

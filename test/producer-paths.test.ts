@@ -33,7 +33,7 @@ const PREFIX = '/api/emq';
 const RUN = Date.now().toString(36);
 const vars: Record<string, string> = {
   EMQ_TOKENS: JSON.stringify([
-    { token: TOKEN, queues: ['ok.*'] },
+    { token: TOKEN, queues: ['ok.*'], can: ['enqueue', 'read', 'control'] },
     { token: OTHER, queues: ['elsewhere'] },
     { token: READER, queues: ['ok.*'], can: ['read'] },
     { token: WRITER, queues: ['ok.*'], can: ['enqueue'] },
@@ -62,6 +62,8 @@ interface Case {
 const ID = mintId(); // ids given by the caller: the same on every way in (each has its own queues)
 const ID2 = mintId();
 const GROUP = mintId();
+const ID3 = mintId(); // a scheduled job the control routes act on
+const RESCHEDULE_AT = String(Date.now() + 7_200_000);
 const auth = { Authorization: `Bearer ${TOKEN}` };
 const sign = (body: string) => `sha256=${createHmac('sha256', GH_SECRET).update(body).digest('hex')}`;
 
@@ -145,6 +147,22 @@ function corpus(t: string): Case[] {
     { name: 'get job, bad id', method: 'GET', path: `/v1/queues/${q(1)}/jobs/nope`, headers: auth },
     { name: 'get job, a token that may only enqueue', method: 'GET', path: `/v1/queues/${q(1)}/jobs/${ID}`, headers: { Authorization: `Bearer ${WRITER}` } },
     { name: 'get job, HEAD', method: 'HEAD', path: `/v1/queues/${q(1)}/jobs/${ID}`, headers: auth },
+    post('control: a scheduled job in a lane', `/v1/queues/${q(11)}/jobs`, 'later', { 'Emq-Job-Id': ID3, 'Emq-Delay': '1h', 'Emq-Group': GROUP }),
+    { name: 'control: reschedule', method: 'PATCH', path: `/v1/queues/${q(11)}/jobs/${ID3}`, headers: { ...auth, 'Emq-Not-Before': RESCHEDULE_AT } },
+    { name: 'control: reschedule, no time', method: 'PATCH', path: `/v1/queues/${q(11)}/jobs/${ID3}`, headers: auth },
+    { name: 'control: get job with its payload', method: 'GET', path: `/v1/queues/${q(11)}/jobs/${ID3}?payload=1`, headers: auth },
+    post('control: promote', `/v1/queues/${q(11)}/jobs/${ID3}/promote`, ''),
+    post('control: promote again: not scheduled', `/v1/queues/${q(11)}/jobs/${ID3}/promote`, ''),
+    { name: 'control: the queue', method: 'GET', path: `/v1/queues/${q(11)}`, headers: auth },
+    { name: 'control: the queue, a bad count', method: 'GET', path: `/v1/queues/${q(11)}?count=0`, headers: auth },
+    { name: 'control: a group, set', method: 'PUT', path: `/v1/queues/${q(11)}/groups/${GROUP}`, headers: auth, body: '{"limit":2,"weight":5}' },
+    { name: 'control: a group, a bad body', method: 'PUT', path: `/v1/queues/${q(11)}/groups/${GROUP}`, headers: auth, body: '{"limit":0}' },
+    { name: 'control: a group', method: 'GET', path: `/v1/queues/${q(11)}/groups/${GROUP}`, headers: auth },
+    { name: 'control: delete', method: 'DELETE', path: `/v1/queues/${q(11)}/jobs/${ID3}`, headers: auth },
+    { name: 'control: delete again: not found', method: 'DELETE', path: `/v1/queues/${q(11)}/jobs/${ID3}`, headers: auth },
+    post('control: pause', `/v1/queues/${q(11)}/pause`, ''),
+    post('control: resume', `/v1/queues/${q(11)}/resume`, ''),
+    post('control: pause, a token that may only read', `/v1/queues/${q(11)}/pause`, '', { Authorization: `Bearer ${READER}` }),
     { name: 'webhook, signed', method: 'POST', path: '/v1/webhooks/gh', body: hook, headers: ghHeaders('d1') },
     { name: 'webhook, signed again: duplicate', method: 'POST', path: '/v1/webhooks/gh', body: hook, headers: ghHeaders('d1') },
     { name: 'webhook, wrong signature', method: 'POST', path: '/v1/webhooks/gh', body: hook, headers: ghHeaders('d2', sign('other')) },
@@ -252,10 +270,10 @@ describe('one corpus through the Worker (workerd), emq producer and the mounted 
 
   beforeAll(async () => {
     gateway = await startGatewayProcess(inject('servers')[0]!.url);
-    const rest = { EMQ_REST_URL: gateway.url, EMQ_REST_TOKEN: gateway.producer };
+    const rest = { EMQ_REST_URL: gateway.url, EMQ_REST_TOKEN: gateway.control };
     [worker, producer] = await Promise.all([startWorkerd({ ...vars, ...rest }), startProducerProcess({ ...vars, ...rest })]);
     const config = configFrom({ ...vars, ...rest });
-    const connection = connectRest({ url: gateway.url, token: gateway.producer });
+    const connection = connectRest({ url: gateway.url, token: gateway.control });
     const app = new Hono();
     app.use('*', async (_c, next) => {
       middlewareSaw++; // a user's middleware: it must see every request, jobs included

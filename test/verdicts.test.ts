@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Outcome } from '../shared/connection.js';
 import { runScript } from '../shared/dispatch.js';
 import { mintId } from '../shared/ids.js';
+import { groupKeys, queueInfoKeys } from '../shared/keyspace.js';
 import { scoped, verdictOf, type VerdictLabel } from '../shared/observe.js';
 import {
   enqueueOnceScript,
@@ -15,10 +16,14 @@ import {
   flowScript,
   genqueueOnceScript,
   genqueueScript,
+  groupReadScript,
+  groupSetScript,
   jobPromoteScript,
   jobRemoveScript,
   jobRescheduleScript,
   jobStateScript,
+  queueInfoScript,
+  queuePauseScript,
   scheduleOnceScript,
   scheduleScript,
   type Script,
@@ -41,6 +46,7 @@ const LABELS: VerdictLabel[] = [
   'removed',
   'promoted',
   'rescheduled',
+  'set',
   'declined',
   'keys',
   'refused',
@@ -195,6 +201,16 @@ describe.each(targets().filter((t) => t.name.startsWith('glide')))('verdict labe
     expect(await label(jobRemoveScript, removeKeys(laned), [laned, '', '', ''])).toBe('keys');
     expect(await label(jobRemoveScript, removeKeys(laned, lane[0]!), [laned, '', g, ''])).toBe('removed');
     expect(await label(jobRemoveScript, removeKeys(laned), [laned, '', '', ''])).toBe('declined');
+  });
+
+  it('@queue-pause, @group-set: set; @group-read, @queue-info: found', async () => {
+    const q = freshQueue('verdict');
+    const g = 'GRP0000000000A';
+    expect(await label(queuePauseScript, [`emq:{${q}}:meta`], ['pause'])).toBe('set');
+    expect(await label(queuePauseScript, [`emq:{${q}}:meta`], ['halt'])).toBe('refused:EMQLAYOUT');
+    expect(await label(groupSetScript, groupKeys(q, g), [g, '2', '', ''])).toBe('set');
+    expect(await label(groupReadScript, groupKeys(q, g).slice(0, 6), [g])).toBe('found');
+    expect(await label(queueInfoScript, queueInfoKeys(q), ['', '10'])).toBe('found');
   });
 
   it('every label a reply can get was got from a real reply above', () => {

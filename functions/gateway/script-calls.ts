@@ -33,6 +33,11 @@ const LAYOUTS: Readonly<Record<string, Layout>> = {
   flow: { keys: 3 + FLOW_MAX_CHILDREN, args: 3 * FLOW_MAX_CHILDREN + 3 },
   // KEYS row, pending, active, schedule, dead; ARGV id[, 'detail' | 'payload']
   'job-state': { keys: 5, args: 2 },
+  // KEYS lane, ring, paused, glimit, gactive, gweight; ARGV group
+  'group-read': { keys: 6, args: 1 },
+  // KEYS meta, pending, active, schedule, dead, metrics:completed, metrics:failed, ring,
+  // paused, glimit, gactive, gweight; ARGV cursor, count
+  'queue-info': { keys: 12, args: 2 },
   // control (sent alone, never piped):
   // KEYS row, pending, active, schedule, dead, :logs, :lock, :dependencies, dedup, ring[, lane]
   // [, parent row, parent :dependencies]; ARGV id, dedupId, group, parent
@@ -41,6 +46,10 @@ const LAYOUTS: Readonly<Record<string, Layout>> = {
   'job-promote': { keys: 9, args: 2 },
   // KEYS row, schedule; ARGV id, at | in, value
   'job-reschedule': { keys: 2, args: 3 },
+  // KEYS meta; ARGV pause | resume
+  'queue-pause': { keys: 1, args: 1 },
+  // KEYS lane, ring, paused, glimit, gactive, gweight, wake; ARGV group, limit, weight, pause
+  'group-set': { keys: 7, args: 4 },
 };
 
 /**
@@ -60,13 +69,16 @@ export function layoutOf(script: Script): Layout {
 /** A script call's most elements: EVALSHA (or EVAL), the SHA-1 (or text), the key count, then KEYS and ARGV. */
 export const mostElements = (script: Script): number => 3 + layoutOf(script).keys + layoutOf(script).args;
 
+/** Scripts no producer pipelines (besides the control scripts): one call a request. */
+const SENT_ALONE = new Set(['flow', 'queue-info', 'group-read']);
+
 export interface ProducerCaps {
   /** Most elements in one command: the largest script call's. */
   perCommand: number;
   /**
    * Most elements in one request, the commands' arrays counted too: one call of any script,
-   * or PIPELINE_CALLS calls of the scripts a pipeline sends (every one but @flow and the
-   * control scripts, always sent alone).
+   * or PIPELINE_CALLS calls of the scripts a pipeline sends (every one but those always sent
+   * alone: @flow, the reads of a queue and a group, and the control scripts).
    */
   total: number;
 }
@@ -74,6 +86,6 @@ export interface ProducerCaps {
 export function producerCaps(scripts: readonly Script[], control: readonly Script[] = []): ProducerCaps {
   const each = scripts.map(mostElements);
   const perCommand = Math.max(1, ...each);
-  const piped = Math.max(1, ...scripts.filter((s) => s.name !== 'flow' && !control.includes(s)).map(mostElements));
+  const piped = Math.max(1, ...scripts.filter((s) => !SENT_ALONE.has(s.name) && !control.includes(s)).map(mostElements));
   return { perCommand, total: Math.max(perCommand, PIPELINE_CALLS * (1 + piped)) };
 }

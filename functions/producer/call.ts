@@ -17,6 +17,8 @@ export interface RequestView {
   header(name: string): string | undefined;
   /** A parameter of the route's pattern (`:queue`, `:id`, `:source`), percent-decoded. */
   param(name: string): string | undefined;
+  /** A query parameter's first value, decoded (`+` a space), or undefined. */
+  query(name: string): string | undefined;
   /**
    * The body, read under the cap `max` (functions/http/body.ts's rules: TooLarge, ClientClosed);
    * `read.bytes` is added the bytes read, those of a body refused part way included.

@@ -11,6 +11,7 @@ import {
   ConnectionError,
   EmqError,
   InvalidFlowError,
+  InvalidArgumentError,
   InvalidIdError,
   InvalidPayloadError,
   InvalidQueueError,
@@ -42,6 +43,8 @@ export function problemOf(err: unknown): Problem {
   if (err instanceof ClientClosed) return new Problem(499 as Problem['status'], 'client_closed', err.message);
   if (err instanceof InvalidQueueError) return new Problem(400, 'invalid_queue', err.message);
   if (err instanceof InvalidIdError) return new Problem(400, 'invalid_id', err.message);
+  // a control verb's argument (the routes check theirs first: this is the host-side check's word)
+  if (err instanceof InvalidArgumentError) return new Problem(400, 'invalid_body', err.message);
   // the wire's kind refusal, whether host-side or the script's own gate (our scripts' text)
   if (err instanceof KindError) return new Problem(400, 'invalid_id', `EMQKIND: ${err.message}`);
   if (err instanceof InvalidPayloadError) {

@@ -40,6 +40,9 @@ class HonoRequest implements RequestView {
   param(name: string) {
     return this.c.req.param(name);
   }
+  query(name: string) {
+    return this.c.req.query(name);
+  }
   body(max: number, read: { bytes: number }) {
     // the raw Request: Hono's copy of it caches the body
     return readRequest(this.c.req.raw, max, (bytes) => {

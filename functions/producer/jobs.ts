@@ -44,6 +44,15 @@ export interface Once {
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
 
+/** The request's Idempotency-Key (`header`: any case), or undefined; one that is not 1 to 255 printable ASCII characters is 400. */
+export function idempotencyKeyOf(header: (name: string) => string | undefined): string | undefined {
+  const key = header('Idempotency-Key');
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    throw new Problem(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+  }
+  return key;
+}
+
 /** A job's placement from its own group or the queue's default lane (EMQ_QUEUE_GROUPS). */
 export const withDefaultLane = (queue: string, placement: Placement, groupOf: Config['groupOf']): Placement =>
   placement.group === undefined ? { ...placement, group: groupOf(queue) } : placement;
@@ -51,11 +60,8 @@ export const withDefaultLane = (queue: string, placement: Placement, groupOf: Co
 /** The plan of a job for `queue` from its request headers (`header`: any case); a refused header throws its problem. The headers are checked before the configuration is read. */
 export function planJob(queue: string, header: (name: string) => string | undefined, settings: () => Config): JobPlan {
   const given = header('Emq-Job-Id');
-  const key = header('Idempotency-Key');
   if (given !== undefined) validateId(given);
-  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
-    throw new Problem(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
-  }
+  const key = idempotencyKeyOf(header);
   const { maxPayloadBytes, dedupeTtlSeconds, maxDelayMs, groupOf } = settings();
   const placed = placementOf({ group: header('Emq-Group'), delay: header('Emq-Delay'), notBefore: header('Emq-Not-Before') }, maxDelayMs);
   return { queue, given, key, placement: withDefaultLane(queue, placed, groupOf), maxPayloadBytes, dedupeTtlSeconds };

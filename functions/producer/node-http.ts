@@ -18,6 +18,8 @@ class NodeRequest implements RequestView {
     readonly method: string,
     readonly path: string,
     readonly params: Record<string, string>,
+    /** The whole target URL: its query is read only when a route asks. */
+    readonly url: string,
   ) {}
   header(name: string) {
     return headerOf(this.req, name);
@@ -28,6 +30,10 @@ class NodeRequest implements RequestView {
   }
   body(max: number, read: { bytes: number }) {
     return readIncoming(this.req, max, read);
+  }
+  query(name: string) {
+    const at = this.url.indexOf('?');
+    return at < 0 ? undefined : (new URLSearchParams(this.url.slice(at + 1)).get(name) ?? undefined);
   }
 }
 
@@ -58,7 +64,7 @@ export function producerListener(core: ProducerCore, metrics?: MetricsEndpoint):
     }
     const method = req.method!;
     const matched = core.match(method, target.path);
-    const request = new NodeRequest(req, method, target.path, matched?.params ?? NO_PARAMS);
+    const request = new NodeRequest(req, method, target.path, matched?.params ?? NO_PARAMS, target.url);
     core.serve(matched?.route, request).then(
       (answer) => write(req, res, answer),
       (err: unknown) => {

@@ -30,6 +30,8 @@ const verdicts = (name: string, ...verdict: string[]) => ({ ...schema(name), pro
 /** The status each code is answered with (internal: 500 from the producer, 502 for an error reply of Valkey's). */
 const STATUS: Record<number, ProblemCode[]> = {
   400: [
+    'invalid_body',
+    'invalid_query',
     'invalid_queue',
     'invalid_id',
     'invalid_payload',
@@ -45,7 +47,7 @@ const STATUS: Record<number, ProblemCode[]> = {
   403: ['forbidden_queue', 'forbidden_action'],
   404: ['not_found'],
   405: ['not_allowed'],
-  409: ['conflict', 'job_exists'],
+  409: ['conflict', 'job_exists', 'job_active', 'job_in_flow', 'job_locked', 'not_scheduled'],
   413: ['payload_too_large'],
   422: ['idempotency_conflict'],
   // nginx's code: the client never reads it; the log line and the metrics count it as the client's
@@ -65,8 +67,9 @@ interface Route {
   /** Success answers: status → the JSON body's schema. */
   ok: Record<number, Json>;
   fails?: ProblemCode[];
-  /** The header parameters it reads (HEADERS). */
+  /** The header parameters it reads (HEADERS), and its query parameters (QUERY). */
   reads?: string[];
+  query?: string[];
   /** The request body: media type → schema. */
   body?: Record<string, Json>;
   /** A /v1/queues route: behind the bearer token. */
@@ -110,7 +113,60 @@ const ROUTES: Record<string, Record<string, Route>> = {
     },
   },
   '/v1/queues/{queue}/jobs/{id}': {
-    get: { summary: "A job's state and attempts", queue: true, ok: { 200: schema('JobStatus') }, fails: [...QUEUE, 'invalid_id', 'not_found'] },
+    get: {
+      summary: "A job's state and attempts, where it waits, and with ?payload=1 its payload",
+      queue: true,
+      query: ['payload'],
+      ok: { 200: schema('JobStatus') },
+      fails: [...QUEUE, 'invalid_id', 'not_found'],
+    },
+    delete: {
+      summary: 'Removes a pending, scheduled or dead job (control); Idempotency-Key: also frees that key if it names this job',
+      queue: true,
+      reads: ['Idempotency-Key'],
+      ok: { 200: schema('Removed') },
+      fails: [...QUEUE, 'invalid_id', 'invalid_idempotency_key', 'not_found', 'job_active', 'job_in_flow', 'job_locked'],
+    },
+    patch: {
+      summary: "Moves a scheduled job's due time (control)",
+      queue: true,
+      reads: ['Emq-Delay', 'Emq-Not-Before'],
+      ok: { 200: schema('Rescheduled') },
+      fails: [...QUEUE, 'invalid_id', 'invalid_delay', 'invalid_not_before', 'not_found', 'not_scheduled'],
+    },
+  },
+  '/v1/queues/{queue}/jobs/{id}/promote': {
+    post: {
+      summary: 'A scheduled job becomes due now (control)',
+      queue: true,
+      ok: { 200: schema('Promoted') },
+      fails: [...QUEUE, 'invalid_id', 'not_found', 'not_scheduled'],
+    },
+  },
+  '/v1/queues/{queue}': {
+    get: {
+      summary: 'The queue: paused, its counts, and its groups (pending-only ones too), a page at a time',
+      queue: true,
+      query: ['cursor', 'count'],
+      ok: { 200: schema('QueueView') },
+      fails: [...QUEUE, 'invalid_query', 'invalid_group'],
+    },
+  },
+  '/v1/queues/{queue}/pause': {
+    post: { summary: 'Claims stop; admission goes on (control)', queue: true, ok: { 200: schema('Paused') }, fails: QUEUE },
+  },
+  '/v1/queues/{queue}/resume': {
+    post: { summary: 'Claims go on (control)', queue: true, ok: { 200: schema('Paused') }, fails: QUEUE },
+  },
+  '/v1/queues/{queue}/groups/{group}': {
+    get: { summary: 'One group (lane)', queue: true, ok: { 200: schema('GroupView') }, fails: [...QUEUE, 'invalid_group'] },
+    put: {
+      summary: "Sets a group's limit, weight or pause (control)",
+      queue: true,
+      body: { 'application/json': schema('GroupChange') },
+      ok: { 200: schema('GroupView') },
+      fails: [...QUEUE, 'invalid_group', 'invalid_body', 'payload_too_large', 'client_closed'],
+    },
   },
   '/v1/webhooks/{source}': {
     post: {
@@ -133,10 +189,17 @@ const HEADERS: Record<string, [string, Json?]> = {
   traceparent: ['W3C Trace Context; passed on when valid'],
 };
 
+/** Query parameters the routes read: name → [description, schema]. */
+const QUERY: Record<string, [string, Json]> = {
+  payload: ['1: the answer carries the payload', { enum: ['1'] }],
+  cursor: ['The last group of the page before', schema('Group')],
+  count: ['Groups a page, 1-1000 (default 100)', { type: 'integer', minimum: 1, maximum: 1000 }],
+};
+
 /** Read by every route (each request's record: core.ts). */
 const EVERY_ROUTE_READS = ['X-Request-Id', 'traceparent'];
 
-function operation(path: string, { summary, ok, fails = [], reads = [], body, queue, located }: Route): Json {
+function operation(path: string, { summary, ok, fails = [], reads = [], query = [], body, queue, located }: Route): Json {
   // every route that names a queue answers which region takes its jobs, once it knows
   const region = queue || path.startsWith('/v1/webhooks');
   const headers = (status: number) => ({
@@ -161,7 +224,7 @@ function operation(path: string, { summary, ok, fails = [], reads = [], body, qu
   return {
     summary,
     ...(queue && { security: [{ bearer: [] }] }),
-    parameters: [...[...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!), ...reads, ...EVERY_ROUTE_READS].map((name) => ref('parameters', name)),
+    parameters: [...[...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!), ...query, ...reads, ...EVERY_ROUTE_READS].map((name) => ref('parameters', name)),
     ...(body && { requestBody: { required: true, content: Object.fromEntries(Object.entries(body).map(([type, schema]) => [type, { schema }])) } }),
     responses,
   };
@@ -172,6 +235,9 @@ function build(): Json {
   const queue = schema('Queue');
   const inPath = (name: string, schema: Json) => ({ name, in: 'path', required: true, schema });
   const childIds = array(obj({ queue, id }));
+  const count = { type: 'integer', minimum: 0 };
+  const positive = { type: 'integer', minimum: 1, maximum: 2 ** 31 - 1 };
+  const bool = { type: 'boolean' };
   const map = <T>(o: Record<string, T>, f: (name: string, value: T) => unknown) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(k, v)]));
   return {
     openapi: '3.1.1',
@@ -183,6 +249,8 @@ function build(): Json {
         queue: inPath('queue', queue),
         id: inPath('id', id),
         source: inPath('source', str),
+        group: inPath('group', schema('Group')),
+        ...map(QUERY, (name, [description, schema]) => ({ name, in: 'query', description, schema })),
         ...map(HEADERS, (name, [description, schema = str]) => ({ name, in: 'header', description, schema })),
       },
       headers: {
@@ -204,7 +272,47 @@ function build(): Json {
         FlowChild: payloaded({ queue, onFailure: { enum: ['fail-parent', 'ignore'] } }),
         Flow: obj({ parent: schema('FlowJob'), children: array(schema('FlowChild'), FLOW_MAX_CHILDREN) }),
         FlowResult: obj({ queue, parent: obj({ id }), children: childIds, verdict: { enum: ['enqueued', 'duplicate'] } }),
-        JobStatus: obj({ id, queue, state: { enum: JOB_STATES }, attempts: { type: 'integer', minimum: 0 } }),
+        JobStatus: {
+          ...obj(
+            {
+              id,
+              queue,
+              state: { enum: JOB_STATES },
+              attempts: count,
+              group: schema('Group'),
+              runAt: { type: 'integer' },
+              parent: id,
+              parentQueue: queue,
+              lastError: str,
+              payload: str,
+              payloadBase64: { type: 'string', contentEncoding: 'base64' },
+            },
+            true,
+          ),
+          required: ['id', 'queue', 'state', 'attempts'],
+        },
+        GroupView: {
+          ...obj({ group: schema('Group'), pending: count, active: count, limit: positive, weight: positive, paused: bool, ringed: bool }, true),
+          required: ['group', 'pending', 'active', 'paused', 'ringed'],
+        },
+        GroupChange: { ...obj({ limit: positive, weight: positive, paused: bool }, true), minProperties: 1 },
+        QueueView: {
+          ...obj(
+            {
+              queue,
+              paused: bool,
+              counts: obj(Object.fromEntries(['pending', 'active', 'scheduled', 'dead', 'completed', 'failed'].map((n) => [n, count]))),
+              groups: { type: 'array', items: schema('GroupView') },
+              cursor: schema('Group'),
+            },
+            true,
+          ),
+          required: ['queue', 'paused', 'counts', 'groups'],
+        },
+        Removed: obj({ id, queue, verdict: { const: 'removed' }, state: { enum: ['pending', 'scheduled', 'dead'] } }),
+        Promoted: obj({ id, queue, verdict: { const: 'promoted' } }),
+        Rescheduled: obj({ id, queue, verdict: { const: 'rescheduled' }, runAt: { type: 'integer' } }),
+        Paused: { ...obj({ queue, paused: bool, note: str }, true), required: ['queue', 'paused'] },
         ProblemCode: { oneOf: PROBLEM_CODES.map((code) => ({ const: code, title: TITLES[code] })) },
         Problem: {
           ...obj({

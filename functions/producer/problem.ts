@@ -28,6 +28,12 @@ export type ProblemCode =
   | 'idempotency_conflict'
   | 'wire_mismatch'
   | 'client_closed'
+  | 'job_active'
+  | 'job_in_flow'
+  | 'job_locked'
+  | 'not_scheduled'
+  | 'invalid_body'
+  | 'invalid_query'
   | 'internal';
 
 /** Each code's title; a Record, so the compiler holds its keys to exactly the union above. */
@@ -57,6 +63,12 @@ export const TITLES: Record<ProblemCode, string> = {
   idempotency_conflict: 'This Idempotency-Key was used with another payload',
   wire_mismatch: 'Valkey speaks another EchoMQ wire version',
   client_closed: 'The client closed the connection before its body ended',
+  job_active: 'The job is claimed by a worker',
+  job_in_flow: 'The job belongs to a flow that is not done',
+  job_locked: 'The job is locked',
+  not_scheduled: 'The job is not scheduled',
+  invalid_body: 'Invalid request body',
+  invalid_query: 'Invalid query parameter',
   internal: 'Internal error',
 };
 

@@ -4,8 +4,10 @@
 //                     → 201 enqueued | 201 scheduled | 200 duplicate, Location: the job
 //   POST …/batch      JSON items → 200 {queue, results: [{id, verdict}]}
 //   POST …/flows      a parent and its children → 201 | 200 duplicate, Location: the parent
-//   GET  …/jobs/:id   → 200 {id, queue, state, attempts} | 404
-import { BatchError, FLOW_MAX_CHILDREN, addFlow, admitMany, jobState, validateId, validateQueue, type FlowResult } from '../../shared/index.js';
+//   GET  …/jobs/:id   → 200 {id, queue, state, attempts, group?, runAt?, parent?, parentQueue?, lastError?}
+//                     and with ?payload=1 the payload (as text, or base64 when not UTF-8) | 404
+import { BatchError, FLOW_MAX_CHILDREN, addFlow, admitMany, jobDetail, validateId, validateQueue, type FlowResult } from '../../shared/index.js';
+import { toBase64 } from '../../shared/base64.js';
 import type { Connection } from '../../shared/index.js';
 import { scoped } from '../../shared/observe.js';
 import { TooLarge } from '../http/body.js';
@@ -15,6 +17,13 @@ import { flowProblem, problemOf } from './error-problems.js';
 import { parseFlow } from './flow-body.js';
 import { admitJob, planJob, withDefaultLane } from './jobs.js';
 import { Problem } from './problem.js';
+
+/** The route's job id, valid. */
+export function idOf(call: Call): string {
+  const id = call.request.param('id') ?? '';
+  validateId(id);
+  return id;
+}
 
 /** The route's queue, valid and allowed for this caller. */
 export function queueOf(call: Call): string {
@@ -101,11 +110,23 @@ export async function postFlow(call: Call, service: Service): Promise<Answer> {
   return json(call, created(verdict), { queue, parent: { id: parent.id }, children, verdict }, { Location: location });
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A payload as JSON carries it: its text when it is UTF-8, else its bytes in base64. */
+function payloadField(bytes: Uint8Array): { payload: string } | { payloadBase64: string } {
+  try {
+    return { payload: strictUtf8.decode(bytes) };
+  } catch {
+    return { payloadBase64: toBase64(bytes) };
+  }
+}
+
 export async function getJob(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);
-  const id = call.request.param('id') ?? '';
-  validateId(id);
-  const state = await jobState(via(call, service, queue), queue, id);
-  if (!state) throw new Problem(404, 'not_found', `no job ${id} in queue "${queue}"`);
-  return json(call, 200, { id, queue, ...state });
+  const id = idOf(call);
+  const withPayload = call.request.query('payload') === '1';
+  const found = await jobDetail(via(call, service, queue), queue, id, { payload: withPayload });
+  if (!found) throw new Problem(404, 'not_found', `no job ${id} in queue "${queue}"`);
+  const { payload, ...detail } = found;
+  return json(call, 200, { id, queue, ...detail, ...(payload !== undefined && payloadField(payload)) });
 }

@@ -3,6 +3,13 @@
 //   POST /v1/queues/:queue/batch      postBatch
 //   POST /v1/queues/:queue/flows      postFlow
 //   GET  /v1/queues/:queue/jobs/:id   getJob
+//   DELETE /v1/queues/:queue/jobs/:id deleteJob    (job-control-routes.ts; needs control)
+//   PATCH /v1/queues/:queue/jobs/:id  reschedule
+//   POST …/jobs/:id/promote           promote
+//   GET  /v1/queues/:queue            getQueue      (queue-control-routes.ts)
+//   POST …/pause, …/resume            pause, resume (needs control)
+//   GET  …/groups/:group              getGroup
+//   PUT  …/groups/:group              putGroup      (needs control)
 //   POST /v1/webhooks/:source         postWebhook   (webhook-route.ts)
 //   GET  /healthz, GET /readyz, GET /openapi.json (the OpenAPI 3.1 document: openapi.ts)
 //   any other method or path under /v1: 405 (under /v1/queues, after the caller is checked);
@@ -13,6 +20,8 @@ import { jobState } from '../../shared/index.js';
 import { json, type Answer, type Call, type Route, type Service } from './call.js';
 import { openApi } from './openapi.js';
 import { Problem } from './problem.js';
+import { deleteJob, promote, reschedule } from './job-control-routes.js';
+import { getGroup, getQueue, pause, putGroup, resume } from './queue-control-routes.js';
 import { getJob, postBatch, postFlow, postJob } from './queue-routes.js';
 import { postWebhook } from './webhook-route.js';
 import { scoped } from '../../shared/observe.js';
@@ -42,6 +51,14 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', pattern: '/v1/queues/:queue/batch', name: '/v1/queues/:queue/batch', auth: true, needs: 'enqueue', handle: postBatch },
   { method: 'POST', pattern: '/v1/queues/:queue/flows', name: '/v1/queues/:queue/flows', auth: true, needs: 'enqueue', handle: postFlow },
   { method: 'GET', pattern: '/v1/queues/:queue/jobs/:id', name: '/v1/queues/:queue/jobs/:id', auth: true, needs: 'read', handle: getJob },
+  { method: 'DELETE', pattern: '/v1/queues/:queue/jobs/:id', name: '/v1/queues/:queue/jobs/:id', auth: true, needs: 'control', handle: deleteJob },
+  { method: 'PATCH', pattern: '/v1/queues/:queue/jobs/:id', name: '/v1/queues/:queue/jobs/:id', auth: true, needs: 'control', handle: reschedule },
+  { method: 'POST', pattern: '/v1/queues/:queue/jobs/:id/promote', name: '/v1/queues/:queue/jobs/:id/promote', auth: true, needs: 'control', handle: promote },
+  { method: 'GET', pattern: '/v1/queues/:queue', name: '/v1/queues/:queue', auth: true, needs: 'read', handle: getQueue },
+  { method: 'POST', pattern: '/v1/queues/:queue/pause', name: '/v1/queues/:queue/pause', auth: true, needs: 'control', handle: pause },
+  { method: 'POST', pattern: '/v1/queues/:queue/resume', name: '/v1/queues/:queue/resume', auth: true, needs: 'control', handle: resume },
+  { method: 'GET', pattern: '/v1/queues/:queue/groups/:group', name: '/v1/queues/:queue/groups/:group', auth: true, needs: 'read', handle: getGroup },
+  { method: 'PUT', pattern: '/v1/queues/:queue/groups/:group', name: '/v1/queues/:queue/groups/:group', auth: true, needs: 'control', handle: putGroup },
   { method: 'POST', pattern: '/v1/webhooks/:source', name: '/v1/webhooks/:source', auth: false, handle: postWebhook },
   { method: 'GET', pattern: '/healthz', name: '/healthz', auth: false, handle: healthz },
   { method: 'GET', pattern: '/readyz', name: '/readyz', auth: false, handle: readyz },

@@ -315,7 +315,8 @@ export const VARIABLES: readonly Variable[] = [
     name: 'EMQ_GATEWAY_TOKENS',
     kind: { type: 'scoped-tokens' },
     required: 'by `emq gateway` (`npm start` makes its own)',
-    meaning: "`scope:token,...` (tokens of 16+ characters), scope `admin` (any command), `producer` (PING, and EVALSHA/EVAL of this project's scripts, except its control scripts) or `control` (all a producer may, and the control scripts: for a producer whose EMQ_TOKENS grant `control`)",
+    meaning:
+      "`scope:token,...` (tokens of 16+ characters), scope `admin` (any command), `producer` (PING, and EVALSHA/EVAL of this project's scripts, except its control scripts) or `control` (all a producer may, and the control scripts: for a producer whose EMQ_TOKENS grant `control`)",
     apps: ['gateway'],
     secret: true,
   },

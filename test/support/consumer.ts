@@ -228,8 +228,9 @@ export function libraryConsumer(admin: CommandCaller, queue: string) {
     return Number(reply) === 1;
   };
   return {
-    /** Jobs.claim/3: the oldest pending job (lowest bytes at score 0), or null. */
+    /** Jobs.claim/3: the queue's pause flag first (its paused?/2), then the oldest pending job (lowest bytes at score 0), or null. */
     async claim(leaseMs = 30_000): Promise<Claimed | null> {
+      if ((await admin.call('HGET', `${p}meta`, 'paused')) !== null) return null;
       const reply = (await admin.call('EVAL', CLAIM, '2', `${p}pending`, `${p}active`, `${p}job:`, String(leaseMs))) as unknown[];
       if (reply.length === 0) return null;
       const [id, payload, token] = reply as [Buffer, Buffer, number];

@@ -60,6 +60,63 @@ export interface JobStatus {
   queue: Queue;
   state: 'pending' | 'active' | 'scheduled' | 'dead' | 'awaiting_children';
   attempts: number;
+  group?: Group;
+  runAt?: number;
+  parent?: Id;
+  parentQueue?: Queue;
+  lastError?: string;
+  payload?: string;
+  payloadBase64?: string;
+}
+
+export interface GroupView {
+  group: Group;
+  pending: number;
+  active: number;
+  limit?: number;
+  weight?: number;
+  paused: boolean;
+  ringed: boolean;
+}
+
+export interface GroupChange {
+  limit?: number;
+  weight?: number;
+  paused?: boolean;
+}
+
+export interface QueueView {
+  queue: Queue;
+  paused: boolean;
+  counts: { pending: number; active: number; scheduled: number; dead: number; completed: number; failed: number };
+  groups: Array<GroupView>;
+  cursor?: Group;
+}
+
+export interface Removed {
+  id: Id;
+  queue: Queue;
+  verdict: 'removed';
+  state: 'pending' | 'scheduled' | 'dead';
+}
+
+export interface Promoted {
+  id: Id;
+  queue: Queue;
+  verdict: 'promoted';
+}
+
+export interface Rescheduled {
+  id: Id;
+  queue: Queue;
+  verdict: 'rescheduled';
+  runAt: number;
+}
+
+export interface Paused {
+  queue: Queue;
+  paused: boolean;
+  note?: string;
 }
 
 export type ProblemCode =
@@ -88,6 +145,12 @@ export type ProblemCode =
   | 'idempotency_conflict'
   | 'wire_mismatch'
   | 'client_closed'
+  | 'job_active'
+  | 'job_in_flow'
+  | 'job_locked'
+  | 'not_scheduled'
+  | 'invalid_body'
+  | 'invalid_query'
   | 'internal';
 
 export interface Problem {

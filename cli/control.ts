@@ -1,0 +1,165 @@
+// `emq job`, `emq queue`, `emq group`: an operator's reads and control over Valkey directly
+// (VALKEY_URL or --url, as `emq enqueue`), through the same verbs as the producer's routes
+// (shared/: job-remove, job-promote, job-reschedule, queue-info, queue-pause, group-control).
+// Each prints one JSON line; a verb's refusal (not found, active, in a flow, locked, not
+// scheduled) is a RefusalError: exit 2, nothing written.
+import { parseArgs } from 'node:util';
+import { connectGlide } from '../shared/connections/glide.js';
+import { parseDuration, parseTime } from '../shared/duration.js';
+import {
+  jobDetail,
+  pauseQueue,
+  promoteJob,
+  queueInfo,
+  readGroup,
+  removeJob,
+  rescheduleJob,
+  setGroup,
+  validateGroup,
+  validateId,
+  validateQueue,
+  type Connection,
+  type GroupChange,
+} from '../shared/index.js';
+import { enqueueConfigFrom } from './config.js';
+
+export const CONTROL_USAGE = `  emq job show <queue> <id> [--payload]        a job: state, attempts, lane, due time, flow parent, last error
+  emq job rm <queue> <id>                       remove a pending, scheduled or dead job
+  emq job promote <queue> <id>                  a scheduled job due now
+  emq job reschedule <queue> <id> (--delay <D> | --not-before <T>)
+  emq queue stats <queue> [--cursor <G>] [--count <n>]
+                                                counts, paused, and the groups (a page)
+  emq queue pause <queue> | emq queue resume <queue>
+                                                claims stop (admission goes on) / go on
+  emq group show <queue> <group>
+  emq group set <queue> <group> [--limit <n>] [--weight <n>] [--pause | --resume]
+      each takes --url (default $VALKEY_URL)`;
+
+/** What a verb refused: the CLI says `refused (<code>)` and exits 2, as for a RefusalError. */
+export class Refused extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const refuse = (code: string, message: string) => new Refused(code, message);
+
+function whole(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > 2 ** 31 - 1) throw new RangeError(`--${name} must be a whole number from 1 to ${2 ** 31 - 1}`);
+  return Number(value);
+}
+
+/** Runs `emq <noun> <verb> …`; `usage` makes the CLI's usage error. */
+export async function controlCommand(noun: string, argv: string[], usage: (message: string) => Error): Promise<void> {
+  const [verb, ...rest] = argv;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: {
+      url: { type: 'string' },
+      payload: { type: 'boolean' },
+      delay: { type: 'string' },
+      'not-before': { type: 'string' },
+      cursor: { type: 'string' },
+      count: { type: 'string' },
+      limit: { type: 'string' },
+      weight: { type: 'string' },
+      pause: { type: 'boolean' },
+      resume: { type: 'boolean' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const wants = noun === 'queue' ? 1 : 2;
+  if (positionals.length !== wants)
+    throw usage(`${noun} ${verb ?? ''} takes ${wants === 1 ? 'a queue' : `a queue and ${noun === 'job' ? 'an id' : 'a group'}`}`);
+  const [queue, second] = positionals as [string, string];
+  validateQueue(queue);
+  if (noun === 'job') validateId(second);
+  if (noun === 'group') validateGroup(second);
+  const run = plan(noun, verb, queue, second, values, usage);
+  const { url, wireVersion } = enqueueConfigFrom(process.env, values.url);
+  if (!url) throw usage('no server: pass --url or set VALKEY_URL');
+  const connection = await connectGlide({ url, wireVersion });
+  try {
+    process.stdout.write(`${JSON.stringify(await run(connection))}\n`);
+  } finally {
+    await connection.close();
+  }
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** The call a command makes, checked whole before it connects. */
+function plan(
+  noun: string,
+  verb: string | undefined,
+  queue: string,
+  second: string,
+  values: Values,
+  usage: (m: string) => Error,
+): (c: Connection) => Promise<unknown> {
+  const id = second;
+  const missing = () => refuse('not_found', `no job ${id} in queue "${queue}"`);
+  switch (`${noun} ${verb}`) {
+    case 'job show':
+      return async (c) => {
+        const found = await jobDetail(c, queue, id, { payload: values.payload === true });
+        if (!found) throw missing();
+        const { payload, ...rest } = found;
+        return { id, queue, ...rest, ...(payload !== undefined && { payloadBase64: Buffer.from(payload).toString('base64') }) };
+      };
+    case 'job rm':
+      return async (c) => {
+        const outcome = await removeJob(c, queue, id);
+        if (outcome.removed) return { id, queue, verdict: 'removed', state: outcome.state };
+        throw outcome.reason === 'absent' ? missing() : refuse(outcome.reason, `job ${id} was not removed: ${outcome.reason}`);
+      };
+    case 'job promote':
+      return async (c) => {
+        const outcome = await promoteJob(c, queue, id);
+        if (outcome === 'promoted') return { id, queue, verdict: 'promoted' };
+        throw outcome === 'absent' ? missing() : refuse('not_scheduled', `job ${id} is not scheduled`);
+      };
+    case 'job reschedule': {
+      const delay = values.delay as string | undefined;
+      const notBefore = values['not-before'] as string | undefined;
+      if ((delay === undefined) === (notBefore === undefined)) throw usage('job reschedule takes --delay or --not-before');
+      const at = delay !== undefined ? { delayMs: parseDuration(delay) } : { runAtMs: parseTime(notBefore!) };
+      return async (c) => {
+        const outcome = await rescheduleJob(c, queue, id, at);
+        if (outcome.rescheduled) return { id, queue, verdict: 'rescheduled', runAt: outcome.runAt };
+        throw outcome.reason === 'absent' ? missing() : refuse('not_scheduled', `job ${id} is not scheduled`);
+      };
+    }
+    case 'queue stats': {
+      const count = whole('count', values.count as string | undefined);
+      const cursor = values.cursor as string | undefined;
+      if (cursor !== undefined) validateGroup(cursor);
+      return (c) => queueInfo(c, queue, { ...(cursor !== undefined && { cursor }), ...(count !== undefined && { count }) });
+    }
+    case 'queue pause':
+    case 'queue resume':
+      return (c) => pauseQueue(c, queue, verb === 'pause');
+    case 'group show':
+      return (c) => readGroup(c, queue, second);
+    case 'group set': {
+      if (values.pause && values.resume) throw usage('group set takes --pause or --resume, not both');
+      const limit = whole('limit', values.limit as string | undefined);
+      const weight = whole('weight', values.weight as string | undefined);
+      const change: GroupChange = {
+        ...(limit !== undefined && { limit }),
+        ...(weight !== undefined && { weight }),
+        ...(values.pause === true && { paused: true }),
+        ...(values.resume === true && { paused: false }),
+      };
+      if (Object.keys(change).length === 0) throw usage('group set takes --limit, --weight, --pause or --resume');
+      return (c) => setGroup(c, queue, second, change);
+    }
+    default:
+      throw usage(`unknown command "${noun} ${verb ?? ''}"`);
+  }
+}
