@@ -4,52 +4,43 @@
 // SCRIPT LOAD, NOSCRIPT on a miss, SCRIPT FLUSH forgetting, the map's bound; and the producer
 // scope still refusing any script not this project's. The module's parser, directly, last.
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { MOST_MAPPED, ScriptFlags, shebangWithoutUnknown, withoutUnknownFlags } from '../functions/gateway/script-flags.js';
-import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
+import { freshQueue } from './support/admin.js';
 import { call, command } from './support/gateway-calls.js';
-import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { gatewayOn } from './support/gateway.js';
 
 const sha1 = (text: string | Uint8Array) => createHash('sha1').update(text).digest('hex');
 
 const json = (args: unknown) => ({ method: 'POST', body: JSON.stringify(args), headers: { 'Content-Type': 'application/json' } });
 
 describe.each(inject('servers'))('script flags through the gateway: $name', ({ url }) => {
-  let gw: GatewayProcess;
-  let admin: Admin;
-  beforeAll(async () => {
-    gw = await startGatewayProcess(url);
-    admin = await connectAdmin(url);
-  });
-  afterAll(async () => {
-    admin?.close();
-    if (gw) expect(await gw.stop(), gw.stderr()).toBe(0);
-  });
+  const h = gatewayOn(url);
 
-  const run = (args: unknown[]) => command(gw, gw.admin, args);
-  const pipeline = (commands: unknown[][]) => call(gw, '/pipeline', { token: gw.admin, ...json(commands) });
-  const multi = (commands: unknown[][]) => call(gw, '/multi-exec', { token: gw.admin, ...json(commands) });
+  const run = (args: unknown[]) => command(h.gw, h.gw.admin, args);
+  const pipeline = (commands: unknown[][]) => call(h.gw, '/pipeline', { token: h.gw.admin, ...json(commands) });
+  const multi = (commands: unknown[][]) => call(h.gw, '/multi-exec', { token: h.gw.admin, ...json(commands) });
   /** A script no other test sends (so no other test's SCRIPT FLUSH or load decides what the server holds). */
   const unique = (flags: string, body: string) => `#!lua flags=${flags}\n-- ${freshQueue('s')}\n${body}`;
 
   it('the server itself refuses the flag, so the gateway is what makes it run', async () => {
-    await expect(admin.call('EVAL', '#!lua flags=allow-key-locking\nreturn 1', '0')).rejects.toThrow(/Unexpected flag in script shebang: allow-key-locking/);
+    await expect(h.admin.call('EVAL', '#!lua flags=allow-key-locking\nreturn 1', '0')).rejects.toThrow(/Unexpected flag in script shebang: allow-key-locking/);
   });
 
   it('EVAL with `#!lua flags=allow-key-locking,no-writes` runs, and no-writes still holds (a write is refused, nothing written)', async () => {
     const k = `flags:${freshQueue('ro')}`;
-    await admin.call('SET', k, 'before');
+    await h.admin.call('SET', k, 'before');
     const read = await run(['EVAL', unique('allow-key-locking,no-writes', "return redis.call('GET', KEYS[1])"), 1, k]);
     expect(read.json).toEqual({ result: 'before' });
     const write = await run(['EVAL', unique('allow-key-locking,no-writes', "return redis.call('SET', KEYS[1], 'after')"), 1, k]);
     expect(write.status).toBe(400);
     expect(write.json.error).toMatch(/Write commands are not allowed from read-only scripts/);
-    expect(String(await admin.text('GET', k))).toBe('before');
+    expect(String(await h.admin.text('GET', k))).toBe('before');
   });
 
   it('EVAL_RO with unknown and known flags runs', async () => {
     const k = `flags:${freshQueue('evalro')}`;
-    await admin.call('SET', k, 'v');
+    await h.admin.call('SET', k, 'v');
     const r = await run(['EVAL_RO', unique('no-writes,allow-key-locking,allow-stale', "return redis.call('GET', KEYS[1])"), 1, k]);
     expect(r.json).toEqual({ result: 'v' });
   });
@@ -58,7 +49,7 @@ describe.each(inject('servers'))('script flags through the gateway: $name', ({ u
     const k = `flags:${freshQueue('only')}`;
     const r = await run(['EVAL', unique('allow-key-locking,upstash-future-flag', "return redis.call('SET', KEYS[1], ARGV[1])"), 1, k, 'written']);
     expect(r.json).toEqual({ result: 'OK' });
-    expect(String(await admin.text('GET', k))).toBe('written');
+    expect(String(await h.admin.text('GET', k))).toBe('written');
   });
 
   it("SCRIPT LOAD answers the client's SHA-1; EVALSHA, EVALSHA_RO and SCRIPT EXISTS with it work; the server holds only its own", async () => {
@@ -72,20 +63,20 @@ describe.each(inject('servers'))('script flags through the gateway: $name', ({ u
     expect((await run(['EVALSHA', mine.toUpperCase(), 0, 'HI'])).json).toEqual({ result: 'HI' });
     expect((await run(['EVALSHA_RO', mine, 0, 'ro'])).json).toEqual({ result: 'ro' });
     expect((await run(['SCRIPT', 'EXISTS', mine, '0'.repeat(40), servers])).json).toEqual({ result: [1, 0, 1] });
-    expect(await admin.call('SCRIPT', 'EXISTS', mine, servers)).toEqual([false, true]);
+    expect(await h.admin.call('SCRIPT', 'EXISTS', mine, servers)).toEqual([false, true]);
   });
 
   it('SCRIPT LOAD path-style, with the text as the raw POST body, answers the client SHA-1 too', async () => {
     const text = unique('allow-key-locking', 'return 7');
-    const r = await call(gw, '/script/load', { token: gw.admin, method: 'POST', body: Buffer.from(text) });
+    const r = await call(h.gw, '/script/load', { token: h.gw.admin, method: 'POST', body: Buffer.from(text) });
     expect(r.json).toEqual({ result: sha1(text) });
     expect((await run(['EVALSHA', sha1(text), 0])).json).toEqual({ result: 7 });
   });
 
   it('with Upstash-Encoding: base64, the SHA-1 SCRIPT LOAD answers is base64 as any bulk reply', async () => {
     const text = unique('allow-key-locking', 'return 8');
-    const r = await call(gw, '/', {
-      token: gw.admin,
+    const r = await call(h.gw, '/', {
+      token: h.gw.admin,
       ...json(['SCRIPT', 'LOAD', text]),
       headers: { 'Content-Type': 'application/json', 'Upstash-Encoding': 'base64' },
     });
@@ -95,8 +86,8 @@ describe.each(inject('servers'))('script flags through the gateway: $name', ({ u
   it('binary arguments (Emq-Arg-Encoding: base64): the text read as bytes is rewritten the same way', async () => {
     const text = unique('allow-key-locking', 'return "bytes"');
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    const r = await call(gw, '/', {
-      token: gw.admin,
+    const r = await call(h.gw, '/', {
+      token: h.gw.admin,
       ...json([b64('EVAL'), b64(text), b64('0')]),
       headers: { 'Content-Type': 'application/json', 'Emq-Arg-Encoding': 'base64' },
     });
@@ -124,7 +115,7 @@ describe.each(inject('servers'))('script flags through the gateway: $name', ({ u
   it('the server losing the script (flushed behind the gateway) reaches the client as NOSCRIPT, and its EVAL loads it again', async () => {
     const text = unique('allow-key-locking', 'return 3');
     expect((await run(['EVAL', text, 0])).json).toEqual({ result: 3 });
-    await admin.call('SCRIPT', 'FLUSH');
+    await h.admin.call('SCRIPT', 'FLUSH');
     expect((await run(['EVALSHA', sha1(text), 0])).json.error).toMatch(/^NOSCRIPT/);
     expect((await run(['EVAL', text, 0])).json).toEqual({ result: 3 });
     expect((await run(['EVALSHA', sha1(text), 0])).json).toEqual({ result: 3 });
@@ -187,25 +178,25 @@ describe.each(inject('servers'))('script flags through the gateway: $name', ({ u
     expect((await run(['SCRIPT', 'EXISTS', first!, second!, last!])).json).toEqual({ result: [0, 1, 1] });
     expect((await run(['EVALSHA', first!, 0])).json.error).toMatch(/^NOSCRIPT/);
     expect((await run(['EVALSHA', last!, 0])).json).toEqual({ result: MOST_MAPPED });
-    await admin.call('SCRIPT', 'FLUSH');
+    await h.admin.call('SCRIPT', 'FLUSH');
   });
 
   it('the producer scope still refuses a foreign script, with flags or without, by text or SHA-1: nothing written or loaded', async () => {
     const k = `flags:${freshQueue('producer')}`;
     const text = unique('allow-key-locking', "return redis.call('SET', KEYS[1], 'x')");
     const servers = sha1(withoutUnknownFlags(text) as string);
-    const asText = await command(gw, gw.producer, ['EVAL', text, 1, k]);
+    const asText = await command(h.gw, h.gw.producer, ['EVAL', text, 1, k]);
     expect(asText.status).toBe(403);
     expect(asText.json.error).toMatch(/only of this project's scripts/);
-    expect((await command(gw, gw.producer, ['EVAL_RO', text, 1, k])).status).toBe(403);
-    expect((await command(gw, gw.producer, ['SCRIPT', 'LOAD', text])).status).toBe(403);
+    expect((await command(h.gw, h.gw.producer, ['EVAL_RO', text, 1, k])).status).toBe(403);
+    expect((await command(h.gw, h.gw.producer, ['SCRIPT', 'LOAD', text])).status).toBe(403);
     // the server holds no script of either text (the shared server: the keyspace of other files' tests moves)
-    expect(await admin.call('SCRIPT', 'EXISTS', sha1(text), servers)).toEqual([false, false]);
+    expect(await h.admin.call('SCRIPT', 'EXISTS', sha1(text), servers)).toEqual([false, false]);
     await run(['SCRIPT', 'LOAD', text]); // mapped by the admin scope: still not the producer's
-    expect((await command(gw, gw.producer, ['EVALSHA', sha1(text), 1, k])).status).toBe(403);
-    const piped = await call(gw, '/pipeline', { token: gw.producer, ...json([['PING'], ['EVAL', text, 1, k]]) });
+    expect((await command(h.gw, h.gw.producer, ['EVALSHA', sha1(text), 1, k])).status).toBe(403);
+    const piped = await call(h.gw, '/pipeline', { token: h.gw.producer, ...json([['PING'], ['EVAL', text, 1, k]]) });
     expect(piped.status).toBe(403);
-    expect(await admin.call('EXISTS', k)).toBe(0);
+    expect(await h.admin.call('EXISTS', k)).toBe(0);
   });
 });
 

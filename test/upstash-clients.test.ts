@@ -7,9 +7,9 @@
 import { Lock } from '@upstash/lock';
 import { MultiRegionRatelimit, Ratelimit } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
-import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { freshQueue } from './support/admin.js';
+import { gatewayOn } from './support/gateway.js';
 
 type Limiter = ReturnType<typeof Ratelimit.slidingWindow>;
 
@@ -25,19 +25,12 @@ const LIMITERS: Array<[string, () => Limiter]> = [
 ];
 
 describe.each(inject('servers'))('Upstash clients through the gateway: $name', ({ url }) => {
-  let gw: GatewayProcess;
-  let admin: Admin;
+  const h = gatewayOn(url);
   let redis: Redis;
   let theirs: TheirRedis;
-  beforeAll(async () => {
-    gw = await startGatewayProcess(url);
-    admin = await connectAdmin(url);
-    redis = new Redis({ url: gw.url, token: gw.admin });
+  beforeAll(() => {
+    redis = new Redis({ url: h.gw.url, token: h.gw.admin });
     theirs = redis as unknown as TheirRedis;
-  });
-  afterAll(async () => {
-    admin?.close();
-    if (gw) expect(await gw.stop(), gw.stderr()).toBe(0);
   });
 
   /** A limiter with no local cache, so every answer is the server's; a timeout would pass the call, so none. */
@@ -90,9 +83,9 @@ describe.each(inject('servers'))('Upstash clients through the gateway: $name', (
         [true, 0],
         [false, 0],
       ]);
-      await admin.call('SCRIPT', 'FLUSH');
+      await h.admin.call('SCRIPT', 'FLUSH');
       expect(await rl.getRemaining('user')).toMatchObject({ remaining: 0 });
-      await admin.call('SCRIPT', 'FLUSH');
+      await h.admin.call('SCRIPT', 'FLUSH');
       await rl.resetUsedTokens('user');
       await redis.scriptFlush();
       expect(await limits(rl, 'user', 1)).toEqual([[true, 2]]);
@@ -139,14 +132,14 @@ describe.each(inject('servers'))('Upstash clients through the gateway: $name', (
     expect(await first.getStatus()).toBe('ACQUIRED');
     expect(await second.acquire()).toBe(false);
     expect(await second.getStatus()).toBe('FREE');
-    const before = Number(await admin.call('PTTL', id));
+    const before = Number(await h.admin.call('PTTL', id));
     expect(await first.extend(10_000)).toBe(true);
-    expect(Number(await admin.call('PTTL', id))).toBeGreaterThan(before + 5_000);
+    expect(Number(await h.admin.call('PTTL', id))).toBeGreaterThan(before + 5_000);
     // only the holder can extend or release
     expect(await second.extend(10_000)).toBe(false);
     expect(await second.release()).toBe(false);
     expect(await first.release()).toBe(true);
-    expect(await admin.call('EXISTS', id)).toBe(0);
+    expect(await h.admin.call('EXISTS', id)).toBe(0);
     expect(await first.release()).toBe(false);
     expect(await second.acquire()).toBe(true);
     expect(await second.release()).toBe(true);
