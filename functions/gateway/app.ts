@@ -144,8 +144,8 @@ export function createGateway({
   metrics,
 }: GatewayOptions): GatewayListener {
   const policy = createPolicy(scripts, control);
-  // the admin scope's scripts with flags the server does not know (Upstash's clients'); a
-  // producer runs only this project's scripts, which carry no shebang
+  // the admin scope's scripts with flags the server does not know (Upstash's clients'); the
+  // producer and control scopes run only this project's scripts, which carry no shebang
   const flags = new ScriptFlags();
   // read after authentication, so a request without a token never has its body read
   const capOf = (scope: Scope) => (scope !== 'admin' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
