@@ -30,6 +30,7 @@ import { type RequestRecord, type SummarySink, startRequest, tell } from '../htt
 import { noteOutcomes } from './observe.js';
 import { createPolicy } from './policy.js';
 import { producerCaps } from './script-calls.js';
+import { ScriptFlags } from './script-flags.js';
 import { bodyOf, integerText } from './reply.js';
 import type { Scope, GatewayTokens } from './tokens.js';
 
@@ -143,6 +144,9 @@ export function createGateway({
   metrics,
 }: GatewayOptions): GatewayListener {
   const policy = createPolicy(scripts, control);
+  // the admin scope's scripts with flags the server does not know (Upstash's clients'); the
+  // producer and control scopes run only this project's scripts, which carry no shebang
+  const flags = new ScriptFlags();
   // read after authentication, so a request without a token never has its body read
   const capOf = (scope: Scope) => (scope !== 'admin' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
   const retryAfter = { 'Retry-After': String(retryAfterSeconds) };
@@ -253,8 +257,11 @@ export function createGateway({
     if (refused) return refused;
     const held = fence(scope); // no promise at all while the fence was read lately
     if (held) await held;
-    const outcome = await backend.command(scope, args);
-    noteOutcomes(record, 'single', [args], [outcome]);
+    const flagged = scope === 'admin' ? flags.rewrite([args]) : undefined;
+    const sent = flagged ? flagged.commands[0]! : args;
+    let outcome = await backend.command(scope, sent);
+    if (flagged) outcome = flagged.outcomes([outcome])[0]!;
+    noteOutcomes(record, 'single', [sent], [outcome]);
     const body = bodyOf(outcome, base64);
     return { status: 'error' in body ? 400 : 200, body, text: integerText(body) };
   };
@@ -280,13 +287,17 @@ export function createGateway({
     if (refused) return refused;
     const held = fence(scope);
     if (held) await held;
+    const flagged = scope === 'admin' ? flags.rewrite(commands) : undefined;
+    const sent = flagged ? flagged.commands : commands;
     if (!atomic) {
-      const outcomes = await backend.pipeline(scope, commands);
-      noteOutcomes(record, 'pipeline', commands, outcomes);
+      let outcomes = await backend.pipeline(scope, sent);
+      if (flagged) outcomes = flagged.outcomes(outcomes);
+      noteOutcomes(record, 'pipeline', sent, outcomes);
       return answer(outcomes.map((o) => bodyOf(o, base64)));
     }
-    const outcomes = await backend.transaction(scope, commands);
-    noteOutcomes(record, 'multi_exec', commands, outcomes);
+    let outcomes = await backend.transaction(scope, sent);
+    if (flagged) outcomes = flagged.outcomes(outcomes);
+    noteOutcomes(record, 'multi_exec', sent, outcomes);
     if (!Array.isArray(outcomes)) return answer(bodyOf(outcomes as Outcome, false), 400);
     return answer(outcomes.map((o) => bodyOf(o, base64)));
   };
