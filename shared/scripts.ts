@@ -63,6 +63,20 @@ export const jobStateScript: Script = {
   text: "-- lua/job-state.lua: its contract is that file's opening comment\n\n--#include lib/wire.lua\nlocal fail = redis.error_reply\n\nlocal function shown(s)\n  local t = string.gsub(string.sub(s, 1, 200), '[^ -~]', function(c) return string.format('\\\\x%02x', string.byte(c)) end)\n  return #s > 200 and t .. '...(' .. #s .. ' bytes)' or t\nend\n\nlocal function typeof(k) return redis.call('TYPE', k)['ok'] end\n\nlocal function wrong(k, t, want) return fail('WRONGTYPE ' .. shown(k) .. ' holds a ' .. t .. ', not a ' .. want) end\n\nlocal function branded(s)\n  if type(s) ~= 'string' or #s ~= 14 or not string.match(s, '^[A-Z][A-Z][A-Z][0-9A-Za-z]+$') then return false end\n  for i = 1, 11 do\n    local a, b = string.byte(s, i + 3), string.byte('AzL8n0Y58m7', i)\n    if a ~= b then return a < b end\n  end\n  return true\nend\n\nlocal function valid_name(s, n)\n  return type(s) == 'string' and #s >= 1 and #s <= n and string.match(s, '^[A-Za-z0-9._%-]+$') ~= nil\nend\n\nlocal function valid_queue(s) return valid_name(s, 128) and s ~= 'emq' end\n--#end lib/wire.lua\n--#include lib/gate.lua\nlocal function queue_of(k, rest)\n  local q = type(k) == 'string' and string.match(k, '^emq:{([^{}]+)}:' .. rest .. '$')\n  if q and valid_queue(q) then return q end\n  return nil\nend\n\nlocal function gate_queue(i, name)\n  local q = queue_of(KEYS[i], name)\n  if q then return q end\n  return nil, fail('EMQLAYOUT KEYS[' .. i .. '] must be emq:{<queue>}:' .. name .. ', the queue 1 to 128 of A-Z a-z 0-9 . _ - (not emq)')\nend\n\nlocal function gate_key(i, want)\n  if KEYS[i] ~= want then return fail('EMQLAYOUT KEYS[' .. i .. '] must be ' .. shown(want)) end\nend\n\nlocal function gate_types(...)\n  local kt = { ... }\n  for i = 1, select('#', ...), 2 do\n    local k, want = kt[i], kt[i + 1]\n    local t = typeof(k)\n    if t ~= 'none' and t ~= want then return wrong(k, t, want) end\n  end\nend\n--#end lib/gate.lua\n\nlocal row = KEYS[1]\nlocal id = ARGV[1]\n\n-- Layout gate: this id's row and the four sets, all of one queue.\nif #KEYS ~= 5 then\n  return fail('EMQLAYOUT expected 5 keys: emq:{q}:job:<id> emq:{q}:pending emq:{q}:active emq:{q}:schedule emq:{q}:dead')\nend\nif #ARGV ~= 1 or not branded(id) then\n  return fail('EMQLAYOUT expected 1 argument: a 14-byte branded id (3 capitals and 11 base62 digits)')\nend\nlocal queue, refused = gate_queue(2, 'pending')\nif not queue then return refused end\nlocal base = 'emq:{' .. queue .. '}:'\nif row ~= base .. 'job:' .. id then\n  return fail('EMQLAYOUT KEYS[1] must be emq:{' .. shown(queue) .. '}:job:<ARGV[1]>')\nend\nrefused = gate_key(3, base .. 'active') or gate_key(4, base .. 'schedule') or gate_key(5, base .. 'dead')\nif refused then return refused end\n\n-- Type gates: a row is a hash, a set a sorted set (or absent), before any is read.\nrefused = gate_types(row, 'hash', KEYS[2], 'zset', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'zset')\nif refused then return refused end\nlocal held = typeof(row)\n\n-- Where is it now: the first set that holds the id, in the library's order and names.\nlocal names = { 'pending', 'active', 'scheduled', 'dead' }\nlocal state = nil\nfor i = 1, 4 do\n  if redis.call('ZSCORE', KEYS[i + 1], id) then\n    state = names[i]\n    break\n  end\nend\nif state == nil and held == 'hash' then\n  local told = redis.call('HGET', row, 'state')\n  if told == 'awaiting_children' then\n    state = 'awaiting_children'\n  elseif told == 'pending' and redis.call('HEXISTS', row, 'group') == 1 then\n    -- a lane holds it: the lane's key is named by the group, so it is not among KEYS\n    state = 'pending'\n  end\nend\nif state == nil then\n  return false\nend\nlocal attempts = held == 'hash' and redis.call('HGET', row, 'attempts') or false\nreturn { state, attempts or '0' }\n",
 };
 
+/** lua/library/repeat-cancel.lua */
+export const repeatCancelScript: Script = {
+  name: "repeat-cancel",
+  sha1: '07b88f7a1d018c8dd4b238f0927caff054e8f472',
+  text: "local removed = redis.call('ZREM', KEYS[1], ARGV[1])\nredis.call('DEL', KEYS[2])\nreturn removed\n",
+};
+
+/** lua/library/repeat-register.lua */
+export const repeatRegisterScript: Script = {
+  name: "repeat-register",
+  sha1: 'c93901dae951f30aab484c526837dcde7b7d4526',
+  text: "if redis.call('EXISTS', KEYS[2]) == 1 then\n  return 0\nend\nredis.call('HSET', KEYS[2], 'every_ms', ARGV[2], 'template', ARGV[3])\nredis.call('ZADD', KEYS[1], tonumber(ARGV[4]), ARGV[1])\nreturn 1\n",
+};
+
 /** lua/schedule-once.lua */
 export const scheduleOnceScript: Script = {
   name: "schedule-once",
@@ -78,7 +92,7 @@ export const scheduleScript: Script = {
 };
 
 /** Every script, for allow-lists (the gateway's producer scope) and retry rules. */
-export const allScripts: readonly Script[] = [enqueueOnceScript, enqueueScript, flowChildScript, flowParentScript, flowScript, genqueueOnceScript, genqueueScript, jobStateScript, scheduleOnceScript, scheduleScript];
+export const allScripts: readonly Script[] = [enqueueOnceScript, enqueueScript, flowChildScript, flowParentScript, flowScript, genqueueOnceScript, genqueueScript, jobStateScript, repeatCancelScript, repeatRegisterScript, scheduleOnceScript, scheduleScript];
 
 /** The scripts whose header says `Capability: control`: the gateway's producer scope may not run them, its control scope may. */
-export const controlScripts: readonly Script[] = [];
+export const controlScripts: readonly Script[] = [repeatCancelScript, repeatRegisterScript];
