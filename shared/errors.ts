@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'invalid_id'
   | 'invalid_payload'
   | 'invalid_flow'
+  | 'invalid_argument'
   | 'too_large'
   | 'kind'
   | 'layout'
@@ -51,6 +52,13 @@ export class InvalidPayloadError extends RefusalError {
 export class InvalidFlowError extends RefusalError {
   constructor(message: string) {
     super('invalid_flow', message);
+  }
+}
+
+/** A control verb's argument breaks its rule (a lane's limit or weight, a page's cursor or size); nothing was sent. */
+export class InvalidArgumentError extends RefusalError {
+  constructor(message: string) {
+    super('invalid_argument', message);
   }
 }
 

@@ -29,6 +29,7 @@ export {
 export type { DecodedId, Minter, MinterOptions } from './ids.js';
 export {
   QUEUE_MAX_LENGTH,
+  SCHEDULE_NAME_MAX_LENGTH,
   dedupIdOf,
   dedupKey,
   dependenciesKey,
@@ -42,6 +43,8 @@ export {
   pausedGroupsKey,
   pendingKey,
   processedKey,
+  repeatKey,
+  repeatKeys,
   ringKey,
   scheduleKey,
   scheduleKeys,
@@ -49,6 +52,7 @@ export {
   validateGroup,
   validateId,
   validateQueue,
+  validateScheduleName,
   wakeKey,
 } from './keyspace.js';
 export { TTL_MAX_SECONDS, enqueueOnce } from './enqueue-once.js';
@@ -60,6 +64,10 @@ export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerd
 export { enqueueGrouped, enqueueGroupedOnce } from './lanes.js';
 export type { GroupedOnceOptions } from './lanes.js';
 export { FLOW_MAX_CHILDREN, addFlow } from './flow.js';
+export { cancelSchedule, pauseSchedule, registerSchedule, resumeSchedule, runScheduleNow } from './schedules.js';
+export type { RegisterOptions, RegisterVerdict } from './schedules.js';
+export { PAUSED_SCORE, SCHEDULE_PAGE_MAX, listSchedules, readSchedule } from './schedule-view.js';
+export type { SchedulePage, ScheduleView } from './schedule-view.js';
 export type { FailurePolicy, FlowChildInput, FlowInput, FlowJob, FlowResult, PartlyLanded } from './flow.js';
 export {
   allScripts,
@@ -72,6 +80,11 @@ export {
   genqueueOnceScript,
   genqueueScript,
   jobStateScript,
+  repeatCancelScript,
+  repeatMoveScript,
+  repeatPageScript,
+  repeatReadScript,
+  repeatRegisterScript,
   scheduleOnceScript,
   scheduleScript,
 } from './scripts.js';
