@@ -57,8 +57,13 @@ export {
 } from './keyspace.js';
 export { TTL_MAX_SECONDS, enqueueOnce } from './enqueue-once.js';
 export type { OnceOptions } from './enqueue-once.js';
-export { jobState } from './job-state.js';
-export type { JobState } from './job-state.js';
+export { jobDetail, jobState } from './job-state.js';
+export type { JobDetail, JobState } from './job-state.js';
+export { removeJob } from './job-remove.js';
+export type { RemoveOutcome } from './job-remove.js';
+export { promoteJob } from './job-promote.js';
+export { rescheduleJob } from './job-reschedule.js';
+export type { RescheduleOutcome } from './job-reschedule.js';
 export { SCHEDULE_AT_MAX_MS, SCHEDULE_DELAY_MAX_MS, schedule, scheduleOnce } from './schedule.js';
 export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerdict } from './schedule.js';
 export { enqueueGrouped, enqueueGroupedOnce } from './lanes.js';
@@ -79,6 +84,9 @@ export {
   flowScript,
   genqueueOnceScript,
   genqueueScript,
+  jobPromoteScript,
+  jobRemoveScript,
+  jobRescheduleScript,
   jobStateScript,
   repeatCancelScript,
   repeatMoveScript,

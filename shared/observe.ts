@@ -56,6 +56,11 @@ export type VerdictLabel =
   | 'resumed'
   | 'clear'
   | 'there'
+  | 'removed'
+  | 'promoted'
+  | 'rescheduled'
+  | 'declined'
+  | 'keys'
   | 'refused'
   | 'error'
   | 'unexpected';
@@ -83,6 +88,9 @@ function labelled(f: unknown, labels: Readonly<Record<number, VerdictLabel>>): V
  * - flow-child: 1 clear in check mode (it would land), enqueued in land mode (it landed), 0
  *   there (there already, or it ran); the mode is its fifth argument (`args`), so without
  *   them a 1 is clear
+ * - job-remove, job-promote, job-reschedule (the control verbs): [1, ...] removed, promoted,
+ *   rescheduled; [0, reason] declined (nothing written: absent, claimed, not scheduled...);
+ *   [2, ...] keys (the row names a lane or a parent: sent again with their keys)
  * - an error reply: `refused` with the script's refusal code, else `error` with its first word
  * - `unexpected` for a reply the script does not give.
  */
@@ -114,6 +122,12 @@ export function verdictOf(script: Script, outcome: Outcome, args?: readonly Arg[
       return { verdict: head === 2 ? 'resumed' : labelled(flag(value), { 1: 'held', 0: 'duplicate' }) };
     case 'flow-child':
       return { verdict: labelled(flag(value), { 1: args?.[4] === 'land' ? 'enqueued' : 'clear', 0: 'there' }) };
+    case 'job-remove':
+      return { verdict: labelled(head, { 1: 'removed', 0: 'declined', 2: 'keys' }) };
+    case 'job-promote':
+      return { verdict: labelled(head, { 1: 'promoted', 0: 'declined', 2: 'keys' }) };
+    case 'job-reschedule':
+      return { verdict: labelled(head, { 1: 'rescheduled', 0: 'declined' }) };
     default:
       return { verdict: 'unexpected' };
   }

@@ -15,6 +15,9 @@ import {
   flowScript,
   genqueueOnceScript,
   genqueueScript,
+  jobPromoteScript,
+  jobRemoveScript,
+  jobRescheduleScript,
   jobStateScript,
   scheduleOnceScript,
   scheduleScript,
@@ -24,7 +27,24 @@ import { freshQueue } from './support/admin.js';
 import { connectedTo, targets } from './support/targets.js';
 
 /** Every label a reply of our scripts can get, error replies and replies no script gives aside. */
-const LABELS: VerdictLabel[] = ['enqueued', 'scheduled', 'duplicate', 'taken', 'found', 'missing', 'held', 'resumed', 'clear', 'there', 'refused'];
+const LABELS: VerdictLabel[] = [
+  'enqueued',
+  'scheduled',
+  'duplicate',
+  'taken',
+  'found',
+  'missing',
+  'held',
+  'resumed',
+  'clear',
+  'there',
+  'removed',
+  'promoted',
+  'rescheduled',
+  'declined',
+  'keys',
+  'refused',
+];
 
 describe.each(targets().filter((t) => t.name.startsWith('glide')))('verdict labels: $name', (target) => {
   const held = connectedTo(target);
@@ -147,6 +167,36 @@ describe.each(targets().filter((t) => t.name.startsWith('glide')))('verdict labe
     expect(await label(flowChildScript, keys, [child, mintId(), 'parent-queue', 'fp', 'check'])).toBe('refused:EMQCONFLICT');
   });
 
+  it('@job-remove, @job-promote, @job-reschedule: done, declined (nothing written), keys (sent again with the lane)', async () => {
+    const q = freshQueue('verdict');
+    const b = `emq:{${q}}:`;
+    const g = 'GRP0000000000A';
+    const [flat, laned] = [mintId(), mintId()];
+    const row = (id: string) => `${b}job:${id}`;
+    const removeKeys = (id: string, ...more: string[]) => [
+      row(id),
+      ...['pending', 'active', 'schedule', 'dead'].map((s) => b + s),
+      ...[':logs', ':lock', ':dependencies'].map((s) => row(id) + s),
+      `${b}de:`,
+      `${b}ring`,
+      ...more,
+    ];
+    const promoteKeys = (id: string, ...more: string[]) => [row(id), `${b}schedule`, `${b}pending`, ...more];
+    const lane = [`${b}g:${g}:pending`, ...['ring', 'paused', 'glimit', 'gactive', 'wake'].map((s) => b + s)];
+    await runScript(conn, scheduleScript, [row(flat), `${b}schedule`], [flat, 'in', '60000', 'p']);
+    await runScript(conn, scheduleScript, [row(laned), `${b}schedule`], [laned, 'in', '60000', g, 'p']);
+    expect(await label(jobRescheduleScript, [row(flat), `${b}schedule`], [flat, 'at', '5'])).toBe('rescheduled');
+    expect(await label(jobRescheduleScript, [row(mintId()), `${b}schedule`], [flat, 'at', '5'])).toBe('refused:EMQLAYOUT');
+    expect(await label(jobPromoteScript, promoteKeys(flat), [flat, ''])).toBe('promoted');
+    expect(await label(jobPromoteScript, promoteKeys(flat), [flat, ''])).toBe('declined');
+    expect(await label(jobRescheduleScript, [row(flat), `${b}schedule`], [flat, 'at', '5'])).toBe('declined');
+    expect(await label(jobPromoteScript, promoteKeys(laned), [laned, ''])).toBe('keys');
+    expect(await label(jobPromoteScript, promoteKeys(laned, ...lane), [laned, g])).toBe('promoted');
+    expect(await label(jobRemoveScript, removeKeys(laned), [laned, '', '', ''])).toBe('keys');
+    expect(await label(jobRemoveScript, removeKeys(laned, lane[0]!), [laned, '', g, ''])).toBe('removed');
+    expect(await label(jobRemoveScript, removeKeys(laned), [laned, '', '', ''])).toBe('declined');
+  });
+
   it('every label a reply can get was got from a real reply above', () => {
     expect([...seen].sort()).toEqual([...LABELS].sort());
   });
@@ -167,6 +217,10 @@ describe('replies no script gives, and error replies', () => {
       [flowParentScript, [1]],
       [flowChildScript, 2],
       [flowChildScript, null],
+      [jobRemoveScript, 1],
+      [jobRemoveScript, [3, 'x']],
+      [jobPromoteScript, 'promoted'],
+      [jobRescheduleScript, [2, 'x']],
       [{ name: 'another', sha1: '', text: '' }, 1],
     ];
     for (const [script, value] of cases) expect(verdictOf(script, ok(value)), `${script.name} ${JSON.stringify(value)}`).toEqual({ verdict: 'unexpected' });

@@ -147,7 +147,7 @@ export function createGateway({
   const capOf = (scope: Scope) => (scope !== 'admin' ? Math.min(producerMaxBodyBytes, maxBodyBytes) : maxBodyBytes);
   const retryAfter = { 'Retry-After': String(retryAfterSeconds) };
   // each scope's element caps for POST / (one command) and /pipeline, /multi-exec (commands)
-  const producer = producerCaps(scripts);
+  const producer = producerCaps(scripts, control);
   const producing = [1, 2].map((level) => ({ level, commands: maxPipeline, ...producer })) as [Caps, Caps];
   const capsOf = {
     producer: producing,

@@ -31,8 +31,16 @@ const LAYOUTS: Readonly<Record<string, Layout>> = {
   // KEYS row, :dependencies, pending, then a row per child; ARGV parent, size, then child,
   // policy, size per child, then the payloads
   flow: { keys: 3 + FLOW_MAX_CHILDREN, args: 3 * FLOW_MAX_CHILDREN + 3 },
-  // KEYS row, pending, active, schedule, dead; ARGV id
-  'job-state': { keys: 5, args: 1 },
+  // KEYS row, pending, active, schedule, dead; ARGV id[, 'detail' | 'payload']
+  'job-state': { keys: 5, args: 2 },
+  // control (sent alone, never piped):
+  // KEYS row, pending, active, schedule, dead, :logs, :lock, :dependencies, dedup, ring[, lane]
+  // [, parent row, parent :dependencies]; ARGV id, dedupId, group, parent
+  'job-remove': { keys: 13, args: 4 },
+  // KEYS row, schedule, pending[, lane, ring, paused, glimit, gactive, wake]; ARGV id, group
+  'job-promote': { keys: 9, args: 2 },
+  // KEYS row, schedule; ARGV id, at | in, value
+  'job-reschedule': { keys: 2, args: 3 },
 };
 
 /**
@@ -57,15 +65,15 @@ export interface ProducerCaps {
   perCommand: number;
   /**
    * Most elements in one request, the commands' arrays counted too: one call of any script,
-   * or PIPELINE_CALLS calls of the scripts a pipeline sends (every one but @flow, always
-   * sent alone).
+   * or PIPELINE_CALLS calls of the scripts a pipeline sends (every one but @flow and the
+   * control scripts, always sent alone).
    */
   total: number;
 }
 
-export function producerCaps(scripts: readonly Script[]): ProducerCaps {
+export function producerCaps(scripts: readonly Script[], control: readonly Script[] = []): ProducerCaps {
   const each = scripts.map(mostElements);
   const perCommand = Math.max(1, ...each);
-  const piped = Math.max(1, ...scripts.filter((s) => s.name !== 'flow').map(mostElements));
+  const piped = Math.max(1, ...scripts.filter((s) => s.name !== 'flow' && !control.includes(s)).map(mostElements));
   return { perCommand, total: Math.max(perCommand, PIPELINE_CALLS * (1 + piped)) };
 }

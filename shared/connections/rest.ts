@@ -17,7 +17,7 @@ import { Encoded, planPipeline, runBody, singleBytes, singleOf, type Bounds, typ
 
 export { MAX_PIPELINE_COMMANDS } from './rest-encode.js';
 import { printable } from '../fence.js';
-import { allScripts, type Script } from '../scripts.js';
+import { allScripts, controlScripts, type Script } from '../scripts.js';
 import { fromBase64 } from '../base64.js';
 import { backoff, mayRetry, type RetryPolicy } from '../retry.js';
 
@@ -31,7 +31,11 @@ export interface RestOptions {
   retries?: number;
   /** The first retry's delay, in ms; it doubles, with jitter, and honours Retry-After. */
   backoffMs?: number;
-  /** Scripts safe to send again (each is keyed by its job id, or only reads). */
+  /**
+   * Scripts safe to send again (each is keyed by its job id, or only reads). Default: all but
+   * the control scripts, whose resend after a lost reply would answer for its first send's
+   * work (a removal `absent`, a promotion `not_scheduled`): they fail once, and say so.
+   */
   idempotent?: readonly Script[];
   /**
    * Largest /pipeline body, in bytes (default 1 MiB, Upstash's request limit): a longer
@@ -52,6 +56,7 @@ export interface RestOptions {
 }
 
 const RETRYABLE = new Set([502, 503, 504]);
+const RESENDABLE = allScripts.filter((s) => !controlScripts.includes(s));
 const ARG_ENCODING = 'Emq-Arg-Encoding';
 /** PING, its arguments in base64: the gateway answers PONG and echoes Emq-Arg-Encoding; Upstash finds no such command. */
 const PROBE = '[["UElORw=="]]';
@@ -122,7 +127,7 @@ export class RestConnection implements Connection {
     timeoutMs = 5_000,
     retries = 2,
     backoffMs = 50,
-    idempotent = allScripts,
+    idempotent = RESENDABLE,
     maxRequestBytes = 1024 * 1024,
     maxBodyBytes = Infinity,
     maxRequests = Infinity,

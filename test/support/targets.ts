@@ -41,6 +41,11 @@ export function targets(): Target[] {
   ]);
 }
 
+/** The glide connection to each server (the control scripts' tests: the gateway's control scope is tested with its routes). */
+export function glideTargets(): Target[] {
+  return targets().filter((t) => t.name.startsWith('glide'));
+}
+
 /**
  * For one describe block: opens the target's connection and an admin client before its tests
  * and closes both after them. Read `conn` and `admin` inside tests (they are set by then).
