@@ -6,13 +6,10 @@
 // cancelled one is gone (Repeat.count 0). The register and cancel scripts are the library's
 // texts (SHA-1 equal), and every refusal writes nothing. Against each server, over glide and
 // over REST through a real gateway with a control token.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { layoutOf } from '../functions/gateway/script-calls.js';
-import type { Connection } from '../shared/connection.js';
-import { connectGlide } from '../shared/connections/glide.js';
-import { connectRest } from '../shared/connections/rest.js';
 import {
   InvalidArgumentError,
   InvalidPayloadError,
@@ -35,9 +32,8 @@ import {
   runScheduleNow,
 } from '../shared/index.js';
 import { freshQueue, snapshot } from './support/admin.js';
-import { startGatewayProcess } from './support/gateway.js';
 import { LIBRARY_CANCEL, LIBRARY_REGISTER, libraryRepeat } from './support/library-repeat.js';
-import { connectedTo, type Target } from './support/targets.js';
+import { connectedTo, controlTargets } from './support/targets.js';
 
 // Until functions/gateway/script-calls.ts lays out the new scripts the gateway refuses to
 // start (every script needs a layout): the REST half runs once it does.
@@ -49,26 +45,7 @@ const gatewayLaysOut = allScripts.every((s) => {
   }
 });
 
-/** The REST connection through a real gateway process, with a control token (the repeat scripts that write are control scripts). */
-async function viaControlGateway(valkeyUrl: string): Promise<Connection> {
-  const token = `ctl-${randomBytes(16).toString('hex')}`;
-  const gateway = await startGatewayProcess(valkeyUrl, { EMQ_GATEWAY_TOKENS: `control:${token}` });
-  const rest = connectRest({ url: gateway.url, token });
-  return {
-    run: (c) => rest.run(c),
-    pipeline: (c) => rest.pipeline(c),
-    async close() {
-      await rest.close();
-      const code = await gateway.stop();
-      if (code !== 0) throw new Error(`gateway exited with ${code}: ${gateway.stderr()}`);
-    },
-  };
-}
-
-const targets: Array<Target & { rest: boolean }> = inject('servers').flatMap((server) => [
-  { name: `glide → ${server.name}`, url: server.url, rest: false, connect: () => connectGlide(server.url) },
-  { name: `rest (control token) → gateway → ${server.name}`, url: server.url, rest: true, connect: () => viaControlGateway(server.url) },
-]);
+const targets = controlTargets().map((t) => ({ ...t, rest: t.name.startsWith('rest') }));
 
 const E = 60_000; // a period: one minute
 const T = 1_800_000_000_000; // the Pump host's clock at the start of each test (2027-01-15)
