@@ -16,6 +16,13 @@
 // include of which the script uses nothing, and any byte outside printable ASCII (tabs and LF allowed) in a
 // script or a library, so that the text is its bytes.
 //
+// lua/library/<name>.lua holds a script of the EchoMQ library itself, its text as the library
+// sends it, sent byte for byte (no header left out, nothing included), so its SHA-1 is the
+// library's (`sha1sum lua/library/<name>.lua` is its SHA-1). Its contract, which a header
+// would have held, is the sibling lua/library/<name>.md, required, which says
+// `  Capability: control` when the script writes. Refused: a library script without its .md,
+// with a --# line, or named as a script of lua/.
+//
 //   node scripts/gen-scripts.mjs                writes shared/scripts.ts
 //   node scripts/gen-scripts.mjs --check        exits 1 when shared/scripts.ts is not what it would write
 //   node scripts/gen-scripts.mjs --print NAME   writes the text sent for lua/NAME.lua to stdout
@@ -120,16 +127,47 @@ function expand(file) {
   });
 }
 
-const scripts = readdirSync(`${root}lua`)
+// a script that changes what workers will do (control, issue 25) says so in its contract
+const controls = (contract) => /^ {2}Capability: control$/m.test(contract);
+const sha1Of = (text) => createHash('sha1').update(text, 'utf8').digest('hex');
+
+const ours = readdirSync(`${root}lua`)
   .filter((f) => f.endsWith('.lua'))
   .sort()
   .map((file) => {
     const name = file.slice(0, -'.lua'.length);
     const text = expand(file);
-    // a script that changes what workers will do (control, issue 25) says so in its header
-    const control = /^ {2}Capability: control$/m.test(ascii(file));
-    return { file, name, text, control, sha1: createHash('sha1').update(text, 'utf8').digest('hex') };
+    return { file, name, text, control: controls(ascii(file)), sha1: sha1Of(text) };
   });
+
+/** The library's scripts in lua/library/: each sent as its file's bytes, its contract the sibling .md. */
+const verbatim = (() => {
+  try {
+    return readdirSync(`${root}lua/library`);
+  } catch {
+    return [];
+  }
+})()
+  .filter((f) => f.endsWith('.lua'))
+  .sort()
+  .map((f) => {
+    const file = `library/${f}`;
+    const name = f.slice(0, -'.lua'.length);
+    const text = ascii(file);
+    if (/^--#/m.test(text)) fail(`lua/${file}: a library script is sent byte for byte, so it includes nothing (no --# line)`);
+    if (ours.some((s) => s.name === name)) fail(`lua/${file}: lua/${name}.lua has its name`);
+    let contract;
+    try {
+      contract = readFileSync(`${root}lua/library/${name}.md`, 'utf8');
+    } catch {
+      fail(`lua/${file} needs lua/library/${name}.md: its contract (KEYS, ARGV, replies, what it writes), which its text cannot carry`);
+    }
+    return { file, name, text, control: controls(contract), sha1: sha1Of(text) };
+  });
+
+// in the order of their file names, as lua/ lists them (enqueue-once.lua before enqueue.lua)
+const fileName = (s) => `${s.name}.lua`;
+const scripts = [...ours, ...verbatim].sort((a, b) => (fileName(a) < fileName(b) ? -1 : fileName(a) > fileName(b) ? 1 : 0));
 
 const entries = scripts.map(
   ({ file, name, text, sha1 }) =>

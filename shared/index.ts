@@ -29,6 +29,7 @@ export {
 export type { DecodedId, Minter, MinterOptions } from './ids.js';
 export {
   QUEUE_MAX_LENGTH,
+  SCHEDULE_NAME_MAX_LENGTH,
   dedupIdOf,
   dedupKey,
   dependenciesKey,
@@ -45,6 +46,8 @@ export {
   pendingKey,
   processedKey,
   queueInfoKeys,
+  repeatKey,
+  repeatKeys,
   ringKey,
   scheduleKey,
   scheduleKeys,
@@ -52,6 +55,7 @@ export {
   validateGroup,
   validateId,
   validateQueue,
+  validateScheduleName,
   wakeKey,
 } from './keyspace.js';
 export { TTL_MAX_SECONDS, enqueueOnce } from './enqueue-once.js';
@@ -68,6 +72,10 @@ export type { ScheduleOnceOptions, ScheduleOptions, ScheduleResult, ScheduleVerd
 export { enqueueGrouped, enqueueGroupedOnce } from './lanes.js';
 export type { GroupedOnceOptions } from './lanes.js';
 export { FLOW_MAX_CHILDREN, addFlow } from './flow.js';
+export { cancelSchedule, pauseSchedule, registerSchedule, resumeSchedule, runScheduleNow } from './schedules.js';
+export type { RegisterOptions, RegisterVerdict } from './schedules.js';
+export { PAUSED_SCORE, SCHEDULE_PAGE_MAX, listSchedules, readSchedule } from './schedule-view.js';
+export type { SchedulePage, ScheduleView } from './schedule-view.js';
 export type { FailurePolicy, FlowChildInput, FlowInput, FlowJob, FlowResult, PartlyLanded } from './flow.js';
 export { pauseQueue } from './queue-pause.js';
 export { GROUP_SETTING_MAX, groupViewOf, readGroup, setGroup } from './group-control.js';
@@ -92,6 +100,11 @@ export {
   jobStateScript,
   queueInfoScript,
   queuePauseScript,
+  repeatCancelScript,
+  repeatMoveScript,
+  repeatPageScript,
+  repeatReadScript,
+  repeatRegisterScript,
   scheduleOnceScript,
   scheduleScript,
 } from './scripts.js';

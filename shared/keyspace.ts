@@ -1,5 +1,5 @@
 // The keyspace: every key this project sends is built here, after its parts are checked.
-import { InvalidIdError, InvalidQueueError, KindError } from './errors.js';
+import { InvalidArgumentError, InvalidIdError, InvalidQueueError, KindError } from './errors.js';
 import { checkIdShape, idShapeProblem } from './ids.js';
 
 /**
@@ -145,6 +145,34 @@ export function queueInfoKeys(queue: string): string[] {
   return ['meta', 'pending', 'active', 'schedule', 'dead', 'metrics:completed', 'metrics:failed', 'ring', 'paused', 'glimit', 'gactive', 'gweight'].map((s) =>
     keyOf(queue, s),
   );
+}
+
+/** The longest name of a repeatable (the library's EchoMQ.Repeat registration): 255, as a dedup id. */
+export const SCHEDULE_NAME_MAX_LENGTH = 255;
+const SCHEDULE_NAME = /^[A-Za-z0-9._-]{1,255}$/;
+
+/**
+ * Throws InvalidArgumentError saying what is wrong unless `name` names a repeatable: 1 to 255
+ * of `A-Z a-z 0-9 . _ -`, so it travels in a URL path as itself and keeps `:` and braces out
+ * of its record's key.
+ */
+export function validateScheduleName(name: unknown): asserts name is string {
+  if (typeof name === 'string' && SCHEDULE_NAME.test(name)) return;
+  const what = typeof name !== 'string' ? `a ${typeof name}` : name.length === 0 ? 'empty' : `${describe(name)} (${name.length} characters)`;
+  throw new InvalidArgumentError(`a schedule's name is 1 to ${SCHEDULE_NAME_MAX_LENGTH} of A-Z a-z 0-9 . _ -; this one is ${what}`);
+}
+
+/** `emq:{<queue>}:repeat`, the library's registry of repeatables (a sorted set: name by next run, Unix ms). */
+export function repeatKey(queue: string): string {
+  validateQueue(queue);
+  return keyOf(queue, 'repeat');
+}
+
+/** The registry and `emq:{<queue>}:repeat:<name>`, the record (a hash: every_ms, template), as the repeat scripts take them. */
+export function repeatKeys(queue: string, name: string): [registry: string, record: string] {
+  validateQueue(queue);
+  validateScheduleName(name);
+  return [keyOf(queue, 'repeat'), keyOf(queue, `repeat:${name}`)];
 }
 
 /** `emq:{<queue>}:wake`, wake tokens for parked consumers (a list of at most 64). */

@@ -62,6 +62,10 @@ export type VerdictLabel =
   | 'set'
   | 'declined'
   | 'keys'
+  | 'registered'
+  | 'exists'
+  | 'cancelled'
+  | 'absent'
   | 'refused'
   | 'error'
   | 'unexpected';
@@ -93,6 +97,8 @@ function labelled(f: unknown, labels: Readonly<Record<number, VerdictLabel>>): V
  *   rescheduled; [0, reason] declined (nothing written: absent, claimed, not scheduled...);
  *   [2, ...] keys (the row names a lane or a parent: sent again with their keys)
  * - queue-pause, group-set: set (1, or the group after the change); group-read, queue-info: found
+ * - repeat-register, repeat-cancel (the library's texts): 1 registered, 0 exists; 1 cancelled,
+ *   0 absent; repeat-read and repeat-move: found, or missing (nil: no record); repeat-page: found
  * - an error reply: `refused` with the script's refusal code, else `error` with its first word
  * - `unexpected` for a reply the script does not give.
  */
@@ -136,6 +142,15 @@ export function verdictOf(script: Script, outcome: Outcome, args?: readonly Arg[
       return { verdict: Array.isArray(value) ? 'set' : 'unexpected' };
     case 'group-read':
     case 'queue-info':
+      return { verdict: Array.isArray(value) ? 'found' : 'unexpected' };
+    case 'repeat-register':
+      return { verdict: labelled(flag(value), { 1: 'registered', 0: 'exists' }) };
+    case 'repeat-cancel':
+      return { verdict: labelled(flag(value), { 1: 'cancelled', 0: 'absent' }) };
+    case 'repeat-read':
+    case 'repeat-move':
+      return { verdict: value === null ? 'missing' : Array.isArray(value) ? 'found' : 'unexpected' };
+    case 'repeat-page':
       return { verdict: Array.isArray(value) ? 'found' : 'unexpected' };
     default:
       return { verdict: 'unexpected' };

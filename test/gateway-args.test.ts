@@ -4,7 +4,7 @@
 // calls), PING takes no arguments; an admin's cap is EMQ_GATEWAY_ADMIN_MAX_ARGS. The real
 // gateway process over real HTTP in front of a real server private to this file: every
 // refusal is checked for nothing sent (the server's command stats) and nothing written.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../scripts/valkey.js';
@@ -76,10 +76,12 @@ describe('overCaps: a body counted before it is parsed', () => {
 
 // ---------------------------------------------------------------- the table, against the scripts' headers
 
-/** The highest KEYS[n] and ARGV[n] a lua/*.lua header names (`ARGV[6|7]`: 7). */
+/** The highest KEYS[n] and ARGV[n] a lua/*.lua header names (`ARGV[6|7]`: 7), or a library script's contract, lua/library/<name>.md. */
 function headerLayout(script: Script): { keys: number; args: number } {
-  const source = readFileSync(new URL(`../lua/${script.name}.lua`, import.meta.url), 'utf8');
-  const header = /^--\[\[\n([\s\S]*?)\n\]\]/.exec(source)![1]!;
+  const library = new URL(`../lua/library/${script.name}.md`, import.meta.url);
+  const header = existsSync(library)
+    ? readFileSync(library, 'utf8')
+    : /^--\[\[\n([\s\S]*?)\n\]\]/.exec(readFileSync(new URL(`../lua/${script.name}.lua`, import.meta.url), 'utf8'))![1]!;
   const most = (what: string) => Math.max(...[...header.matchAll(new RegExp(`${what}\\[([0-9|]+)\\]`, 'g'))].flatMap((m) => m[1]!.split('|').map(Number)));
   return { keys: most('KEYS'), args: most('ARGV') };
 }

@@ -1,7 +1,8 @@
 // The runtime copy of each script is the .lua file's text with its opening header (its
 // contract) replaced by one line naming the file, and its includes expanded (each
 // `--#include lib/<x>.lua` line followed by the helpers of that library the script uses,
-// verbatim and in file order, and `--#end lib/<x>.lua`), and the SHA-1 of that text.
+// verbatim and in file order, and `--#end lib/<x>.lua`), and the SHA-1 of that text. A script
+// of the EchoMQ library, lua/library/<x>.lua, is its file's bytes, its contract beside it.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,9 +25,25 @@ const helpersOf = (lib: string) =>
 /** Whether Lua text names `name` (a field, as in string.match, is not the local match). */
 const names = (text: string, name: string) => new RegExp(`(?<![\\w.])${name}(?!\\w)`).test(text);
 let sha1s: string | undefined;
+/** The library's scripts, sent as their files' bytes. */
+const verbatim = readdirSync(join(luaDir, 'library'))
+  .filter((f) => f.endsWith('.lua'))
+  .map((f) => f.slice(0, -4));
+const ours = scripts.allScripts.filter((s) => !verbatim.includes(s.name));
 
 describe('shared/scripts.ts', () => {
-  it.each(scripts.allScripts.map((s) => [s.name, s] as const))("holds lua/%s.lua with its includes expanded, and that text's SHA-1", (name, script) => {
+  it.each(verbatim.map((name) => [name] as const))('holds lua/library/%s.lua byte for byte, its SHA-1 that of the file', (name) => {
+    const script = scripts.allScripts.find((s) => s.name === name)!;
+    const bytes = readFileSync(join(luaDir, 'library', `${name}.lua`));
+    expect(Buffer.from(script.text, 'utf8').equals(bytes)).toBe(true);
+    expect(script.sha1).toBe(createHash('sha1').update(bytes).digest('hex'));
+    expect(execFileSync('node', [generator, '--print', name], { encoding: 'utf8' })).toBe(script.text);
+    // its contract, beside it, names KEYS, ARGV and its replies
+    const contract = readFileSync(join(luaDir, 'library', `${name}.md`), 'utf8');
+    for (const word of [/KEYS\[1\]/, /ARGV\[1\]/, /Replies/]) expect(contract).toMatch(word);
+  });
+
+  it.each(ours.map((s) => [s.name, s] as const))("holds lua/%s.lua with its includes expanded, and that text's SHA-1", (name, script) => {
     const source = readFileSync(join(luaDir, `${name}.lua`), 'utf8');
     const blocks = [...script.text.matchAll(/^--#include (lib\/[a-z0-9-]+\.lua)\n([\s\S]*?)^--#end \1$/gm)];
     // outside the inlined helpers, the text is the file's, its header one line
@@ -55,16 +72,16 @@ describe('shared/scripts.ts', () => {
     expect(sha1s).toContain(`${script.sha1}  ${name}\n`);
   });
 
-  it('has one entry per lua/*.lua file and is what the generator writes', () => {
+  it('has one entry per lua/*.lua and lua/library/*.lua file and is what the generator writes', () => {
     const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua'));
     const names = scripts.allScripts.map((s) => s.name);
-    expect(names.sort()).toEqual(files.map((f) => f.slice(0, -4)).sort());
+    expect(names.sort()).toEqual([...files.map((f) => f.slice(0, -4)), ...verbatim].sort());
     // exits non-zero (and so throws) when shared/scripts.ts has drifted from lua/
     execFileSync('node', ['scripts/gen-scripts.mjs', '--check'], { cwd: root });
   });
 
-  it('each script file opens with a header naming KEYS, ARGV and its replies', () => {
-    for (const s of scripts.allScripts) {
+  it('each script file of ours opens with a header naming KEYS, ARGV and its replies', () => {
+    for (const s of ours) {
       const source = readFileSync(join(luaDir, `${s.name}.lua`), 'utf8');
       expect(source.startsWith('--[[\n')).toBe(true);
       const header = source.slice(0, source.indexOf('\n]]'));
@@ -97,7 +114,7 @@ describe('scripts/gen-scripts.mjs refuses', () => {
   const run = (files: Record<string, string>): { ok: boolean; out: string; written?: string } => {
     const tree = mkdtempSync(join(tmpdir(), 'gen-scripts-'));
     trees.push(tree);
-    for (const dir of ['scripts', 'shared', 'lua/lib']) mkdirSync(join(tree, dir), { recursive: true });
+    for (const dir of ['scripts', 'shared', 'lua/lib', 'lua/library']) mkdirSync(join(tree, dir), { recursive: true });
     copyFileSync(generator, join(tree, 'scripts/gen-scripts.mjs'));
     for (const [path, text] of Object.entries(files)) writeFileSync(join(tree, 'lua', path), text);
     try {
@@ -127,7 +144,27 @@ describe('scripts/gen-scripts.mjs refuses', () => {
     );
   });
 
+  it("sends a library script's bytes as they are, a control script when its contract says so", () => {
+    const text = "return redis.call('DEL', KEYS[1])\n";
+    const r = run({ 's.lua': `${HEAD}return 1\n`, 'library/del.lua': text, 'library/del.md': '# @del\n\n  Capability: control\n' });
+    expect(r.written).toContain(`text: ${JSON.stringify(text)}`);
+    expect(r.written).toContain(`sha1: '${createHash('sha1').update(text).digest('hex')}'`);
+    expect(r.written).toContain('export const controlScripts: readonly Script[] = [delScript];');
+  });
+
   it.each([
+    ['a library script without its contract', { 'library/del.lua': 'return 1\n' }, /lua\/library\/del\.lua needs lua\/library\/del\.md/],
+    [
+      'a library script with a --# line',
+      { 'lib/a.lua': LIB, 'library/del.lua': '--#include lib/a.lua\nreturn a()\n', 'library/del.md': '# @del\n' },
+      /sent byte for byte, so it includes nothing/,
+    ],
+    [
+      'a library script named as one of ours',
+      { 's.lua': `${HEAD}return 1\n`, 'library/s.lua': 'return 1\n', 'library/s.md': '# @s\n' },
+      /lua\/s\.lua has its name/,
+    ],
+    ['a library script that is not printable ASCII', { 'library/del.lua': "return 'caf\u00e9'\n", 'library/del.md': '# @del\n' }, /must be printable ASCII/],
     ['an include of a file not in lua/lib/', { 'lib/a.lua': LIB, 's.lua': `${HEAD}--#include lib/b.lua\n` }, /must be --#include of a file in lua\/lib\//],
     ['an include outside lua/lib/', { 'lib/a.lua': LIB, 's.lua': `${HEAD}--#include ../lib/a.lua\n` }, /must be --#include of a file in lua\/lib\//],
     ['another --# line', { 'lib/a.lua': LIB, 's.lua': `${HEAD}--#include lib/a.lua\n--#end lib/a.lua\n` }, /must be --#include of a file in lua\/lib\//],

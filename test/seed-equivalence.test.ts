@@ -5,17 +5,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { enqueueScript, mintId } from '../shared/index.js';
 import { connectAdmin, type Admin } from './support/admin.js';
+import { LIBRARY_ENQUEUE as SEED } from './support/library-repeat.js';
 
-// The seed's script, verbatim in its moves (from the protocol's seeds).
-const SEED = `if string.sub(ARGV[1], 1, 3) ~= 'JOB' then
-  return redis.error_reply('EMQKIND job id must be JOB-namespaced')
-end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return 0
-end
-redis.call('HSET', KEYS[1], 'state', 'pending', 'attempts', '0', 'payload', ARGV[2])
-redis.call('ZADD', KEYS[2], 0, ARGV[1])
-return 1`;
+// The seed's script: the library's @enqueue (EchoMQ.Jobs), as test/support/library-repeat.ts restates it.
 
 const queueName = fc.string({ unit: fc.constantFrom(...'abcXYZ019._-'), minLength: 1, maxLength: 12 });
 const before = fc.constantFrom('empty', 'row exists', 'pending has others', 'both');

@@ -24,6 +24,11 @@ import {
   jobStateScript,
   queueInfoScript,
   queuePauseScript,
+  repeatCancelScript,
+  repeatMoveScript,
+  repeatPageScript,
+  repeatReadScript,
+  repeatRegisterScript,
   scheduleOnceScript,
   scheduleScript,
   type Script,
@@ -49,6 +54,10 @@ const LABELS: VerdictLabel[] = [
   'set',
   'declined',
   'keys',
+  'registered',
+  'exists',
+  'cancelled',
+  'absent',
   'refused',
 ];
 
@@ -213,6 +222,21 @@ describe.each(targets().filter((t) => t.name.startsWith('glide')))('verdict labe
     expect(await label(queueInfoScript, queueInfoKeys(q), ['', '10'])).toBe('found');
   });
 
+  it('the repeat scripts: registered and exists, cancelled and absent; found and missing', async () => {
+    const q = freshQueue('verdict');
+    const [set, rec] = [`emq:{${q}}:repeat`, `emq:{${q}}:repeat:r`];
+    expect(await label(repeatReadScript, [set, rec], ['r', '1'])).toBe('missing');
+    expect(await label(repeatMoveScript, [set, rec], ['r', 'pause', '5'])).toBe('missing');
+    expect(await label(repeatRegisterScript, [set, rec], ['r', '1000', 't', '5'])).toBe('registered');
+    expect(await label(repeatRegisterScript, [set, rec], ['r', '1000', 't', '5'])).toBe('exists');
+    expect(await label(repeatReadScript, [set, rec], ['r', '0'])).toBe('found');
+    expect(await label(repeatMoveScript, [set, rec], ['r', 'pause', '5'])).toBe('found');
+    expect(await label(repeatPageScript, [set], ['0', '10'])).toBe('found');
+    expect(await label(repeatMoveScript, [set, rec], ['r', 'halt', '5'])).toBe('refused:EMQLAYOUT');
+    expect(await label(repeatCancelScript, [set, rec], ['r'])).toBe('cancelled');
+    expect(await label(repeatCancelScript, [set, rec], ['r'])).toBe('absent');
+  });
+
   it('every label a reply can get was got from a real reply above', () => {
     expect([...seen].sort()).toEqual([...LABELS].sort());
   });
@@ -237,6 +261,11 @@ describe('replies no script gives, and error replies', () => {
       [jobRemoveScript, [3, 'x']],
       [jobPromoteScript, 'promoted'],
       [jobRescheduleScript, [2, 'x']],
+      [repeatRegisterScript, 2],
+      [repeatCancelScript, [1]],
+      [repeatReadScript, 1],
+      [repeatMoveScript, 'x'],
+      [repeatPageScript, null],
       [{ name: 'another', sha1: '', text: '' }, 1],
     ];
     for (const [script, value] of cases) expect(verdictOf(script, ok(value)), `${script.name} ${JSON.stringify(value)}`).toEqual({ verdict: 'unexpected' });

@@ -50,6 +50,16 @@ const LAYOUTS: Readonly<Record<string, Layout>> = {
   'queue-pause': { keys: 1, args: 1 },
   // KEYS lane, ring, paused, glimit, gactive, gweight, wake; ARGV group, limit, weight, pause
   'group-set': { keys: 7, args: 4 },
+  // the library's @repeat_register: KEYS registry, record; ARGV name, every_ms, template, first_at
+  'repeat-register': { keys: 2, args: 4 },
+  // the library's @repeat_cancel: KEYS registry, record; ARGV name
+  'repeat-cancel': { keys: 2, args: 1 },
+  // KEYS registry, record; ARGV name, verb, now
+  'repeat-move': { keys: 2, args: 3 },
+  // reads (piped: a page's records): KEYS registry, record; ARGV name, template (0 or 1)
+  'repeat-read': { keys: 2, args: 2 },
+  // KEYS registry; ARGV cursor, count
+  'repeat-page': { keys: 1, args: 2 },
 };
 
 /**
@@ -70,7 +80,7 @@ export function layoutOf(script: Script): Layout {
 export const mostElements = (script: Script): number => 3 + layoutOf(script).keys + layoutOf(script).args;
 
 /** Scripts no producer pipelines (besides the control scripts): one call a request. */
-const SENT_ALONE = new Set(['flow', 'queue-info', 'group-read']);
+const SENT_ALONE = new Set(['flow', 'queue-info', 'group-read', 'repeat-page']);
 
 export interface ProducerCaps {
   /** Most elements in one command: the largest script call's. */

@@ -1,4 +1,5 @@
 // The connections the conformance suite runs over: every transport against every server.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { Connection } from '../../shared/connection.js';
 import { connectGlide } from '../../shared/connections/glide.js';
@@ -16,13 +17,18 @@ export interface Target {
 }
 
 /**
- * The REST connection through a real gateway process, with a producer token. The suite sends
- * a 5 MiB payload through every transport: a producer token's body cap (2 MiB by default,
- * sized for the producer app's 1 MiB payloads) is raised to the gateway's overall 8 MiB.
+ * The REST connection through a real gateway process, with a producer token, or a control
+ * token (`control`: the control scripts' tests). The suite sends a 5 MiB payload through every
+ * transport: a producer token's body cap (2 MiB by default, sized for the producer app's 1 MiB
+ * payloads) is raised to the gateway's overall 8 MiB.
  */
-async function viaGateway(valkeyUrl: string): Promise<Connection> {
-  const gateway = await startGatewayProcess(valkeyUrl, { EMQ_GATEWAY_PRODUCER_MAX_BODY: String(8 * 1024 * 1024) });
-  const rest = connectRest({ url: gateway.url, token: gateway.producer });
+async function viaGateway(valkeyUrl: string, scope: 'producer' | 'control' = 'producer'): Promise<Connection> {
+  const control = scope === 'control' ? `ctl-${randomBytes(16).toString('hex')}` : undefined;
+  const gateway = await startGatewayProcess(valkeyUrl, {
+    EMQ_GATEWAY_PRODUCER_MAX_BODY: String(8 * 1024 * 1024),
+    ...(control === undefined ? {} : { EMQ_GATEWAY_TOKENS: `control:${control}` }),
+  });
+  const rest = connectRest({ url: gateway.url, token: control ?? gateway.producer });
   return {
     run: (c) => rest.run(c),
     pipeline: (c) => rest.pipeline(c),
@@ -38,6 +44,14 @@ export function targets(): Target[] {
   return inject('servers').flatMap((server) => [
     { name: `glide → ${server.name}`, url: server.url, connect: () => connectGlide(server.url) },
     { name: `rest → gateway → ${server.name}`, url: server.url, connect: () => viaGateway(server.url) },
+  ]);
+}
+
+/** Each server over glide, and over REST through a gateway with a control token: what a control script's caller may use. */
+export function controlTargets(): Target[] {
+  return inject('servers').flatMap((server) => [
+    { name: `glide → ${server.name}`, url: server.url, connect: () => connectGlide(server.url) },
+    { name: `rest (control token) → gateway → ${server.name}`, url: server.url, connect: () => viaGateway(server.url, 'control') },
   ]);
 }
 
