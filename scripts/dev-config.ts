@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { text, valkeyUrl, wholeNumber } from '../shared/config/parse.js';
 import { gatewayConfigFrom } from '../functions/gateway/config.js';
 import { configFrom } from '../functions/producer/config.js';
+import { triggersOf } from '../functions/producer/crons.js';
 import { parseCallerTokens } from '../functions/producer/tokens.js';
 import { regionsFrom } from '../functions/producer/regions.js';
 
@@ -30,6 +31,8 @@ export interface DevConfig {
   gatewayEnv: Env;
   /** The Worker's vars and secrets, given its gateway's URL. */
   workerVars(restUrl: string): Record<string, string>;
+  /** EMQ_CRONS' distinct expressions, each fired by GET /__scheduled?cron=… (wrangler dev --test-scheduled). */
+  crons: string[];
 }
 
 export function devConfigFrom(env: Env): DevConfig {
@@ -53,7 +56,7 @@ export function devConfigFrom(env: Env): DevConfig {
   // while the private server is not started yet; the gateway's port is not known yet either)
   gatewayConfigFrom({ ...gatewayEnv, VALKEY_URL: valkey ?? 'redis://127.0.0.1:6379' });
   const vars = workerVars('http://127.0.0.1:8079');
-  configFrom(vars);
+  const { crons } = configFrom(vars);
   regionsFrom(vars).gatewayOf(undefined);
-  return { port, devToken, devTokenGiven: given !== undefined, valkeyUrl: valkey, gatewayToken, gatewayEnv, workerVars };
+  return { port, devToken, devTokenGiven: given !== undefined, valkeyUrl: valkey, gatewayToken, gatewayEnv, workerVars, crons: triggersOf(crons) };
 }

@@ -3,6 +3,8 @@
 //   Worker under `wrangler dev` on 127.0.0.1:$PORT (default 8787), with a dev token
 //   ($EMQ_DEV_TOKEN, or a fresh one) allowed every queue. Every other EMQ_* variable
 //   reaches the Worker as a var. On a signal it stops all of it, workerd included.
+//   wrangler dev runs with --test-scheduled: GET /__scheduled?cron=<expression> fires the
+//   Worker's `scheduled` handler, so EMQ_CRONS' schedules can be fired by hand.
 // The whole configuration (dev-config.ts) is checked before anything starts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -94,7 +96,19 @@ async function startWorker(restUrl: string): Promise<string> {
       .join('\n')}\n`,
     { mode: 0o600 },
   );
-  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false', '--log-level', 'warn', '--env-file', secretsFile];
+  const args = [
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--test-scheduled',
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    'warn',
+    '--env-file',
+    secretsFile,
+  ];
   worker = spawn(join(root, 'node_modules', '.bin', 'wrangler'), args, {
     cwd: root,
     detached: true, // its own process group, so stopping reaches workerd too
@@ -138,6 +152,9 @@ try {
       '',
       'Try it:',
       `  curl -H 'Authorization: Bearer ${devToken}' --data-binary 'hello' ${url}/v1/queues/demo/jobs`,
+      ...config.crons.map(
+        (cron) => `  curl '${url}/__scheduled?cron=${encodeURIComponent(cron).replace(/%20/g, '+')}'   # fires EMQ_CRONS' schedules on ${cron}`,
+      ),
       '',
       'Ctrl-C stops everything this started.',
     ].join('\n'),

@@ -3,6 +3,12 @@
 // gets the Worker `<name>-<region>` and the vars EMQ_REGION, EMQ_REST_URL (its gateway),
 // EMQ_HOME_REGIONS (the queue map) and EMQ_REGION_URLS (the gateways of the other regions the
 // map names), then regions.json's vars. functions/producer/regions.ts reads them.
+// With EMQ_CRONS among regions.json's shared "vars" (one table for every region; a region's own
+// is refused), each region also gets [env.<region>.triggers] crons: the expressions of the
+// schedules whose queue is homed there (by "queues", else that region), and the top-level
+// Worker (no region: every queue is its own) a [triggers] with all of them. The Worker reads
+// the same EMQ_CRONS at run time and fires, on a trigger, the schedules homed in its region.
+// The table is checked as the Worker checks it (functions/producer/crons.ts), per region.
 // The rules are the Worker's own, so a map that passes here is one the Worker accepts: which
 // vars are secrets and each var's bounds come from the table (shared/config/variables.ts), the
 // URL and region-name checks from its parsers, the queue patterns from queue-patterns.ts.
@@ -15,7 +21,8 @@ import { join, relative } from 'node:path';
 import * as parse from '../shared/config/parse.js';
 import { ConfigError, REGION_RULE, checkGatewayUrl } from '../shared/config/parse.js';
 import { type Variable, variable } from '../shared/config/variables.js';
-import { PatternError, checkPattern } from '../functions/producer/queue-patterns.js';
+import { PatternError, checkPattern, queueLookup } from '../functions/producer/queue-patterns.js';
+import { parseCrons, triggersOf, type CronSchedule } from '../functions/producer/crons.js';
 import { repoRoot } from './repo-root.js';
 
 const BEGIN = '# ---- generated from regions.json by `npm run regions` (scripts/regions.ts), do not edit: change regions.json ----';
@@ -46,6 +53,8 @@ interface Model {
   vars: Vars;
   regions: Region[];
   queues: Array<[pattern: string, region: string]>;
+  /** EMQ_CRONS' schedules, when the shared vars hold it: each Worker's triggers. */
+  crons: CronSchedule[] | undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -149,7 +158,41 @@ function validate(map: unknown, workerName: string): Model {
   }
   if (problems.length) throw new Invalid(problems);
   // every field was checked above
-  return { vars: (map.vars ?? {}) as Vars, regions: regions as Region[], queues: Object.entries(queues) as Model['queues'] };
+  const model: Model = { vars: (map.vars ?? {}) as Vars, regions: regions as Region[], queues: Object.entries(queues) as Model['queues'], crons: undefined };
+  model.crons = cronsOf(model);
+  return model;
+}
+
+/** EMQ_CRONS as each region's Worker will read it (its payload and delay caps are that region's vars), or undefined when unset. */
+function cronsOf({ vars, regions, queues }: Model): CronSchedule[] | undefined {
+  const problems: string[] = [];
+  regions.forEach((r, i) => {
+    if (r.vars?.EMQ_CRONS !== undefined)
+      problems.push(`regions[${i}].vars.EMQ_CRONS: one table for every region: put it in the shared "vars" (each schedule fires in its queue's home region)`);
+  });
+  if (problems.length) throw new Invalid(problems);
+  if (vars.EMQ_CRONS === undefined) return undefined;
+  let crons: CronSchedule[] = [];
+  for (const r of regions) {
+    const all = { ...vars, ...(r.vars ?? {}) };
+    try {
+      crons = parseCrons(all, parse.wholeNumber(all, 'EMQ_MAX_PAYLOAD_BYTES'), parse.duration(all, 'EMQ_MAX_DELAY'));
+    } catch (err) {
+      throw new Invalid([`vars.${(err as Error).message}${regions.length > 1 ? ` (as region "${r.name}" reads it)` : ''}`]);
+    }
+  }
+  // a queue with no home is every region's own: its schedule would fire in each, into each Valkey
+  const home = queueLookup(queues, { rawPrefixes: true }, (pattern) => pattern);
+  if (regions.length > 1) {
+    crons.forEach((c, i) => {
+      if (home(c.queue) === undefined)
+        problems.push(
+          `vars.EMQ_CRONS[${i}].queue: no entry of "queues" homes it; with several regions a schedule's queue needs a home region, else every region would fire it into its own Valkey`,
+        );
+    });
+  }
+  if (problems.length) throw new Invalid(problems);
+  return crons;
 }
 
 // a TOML basic string: JSON's escapes are TOML's, but for DEL, which TOML wants escaped too
@@ -159,6 +202,10 @@ const tomlString = (s: string) => JSON.stringify(s).replace(/\x7f/g, '\\u007f');
 function generate(model: Model, workerName: string): string {
   const lines = [BEGIN, '# One Worker per region. Secrets per region: wrangler secret put EMQ_TOKENS --env <region> (and EMQ_REST_TOKEN)', ''];
   const homeMap = JSON.stringify(Object.fromEntries(model.queues));
+  const home = queueLookup(model.queues, { rawPrefixes: true }, (pattern) => pattern);
+  const crons = (schedules: CronSchedule[]) => `crons = [${triggersOf(schedules).map(tomlString).join(', ')}]`;
+  // the top-level Worker has no region: every schedule is its own
+  if (model.crons) lines.push('[triggers]', crons(model.crons), '');
   for (const r of model.regions) {
     const vars: Vars = { EMQ_REGION: r.name, EMQ_REST_URL: r.restUrl };
     if (model.queues.length) {
@@ -173,6 +220,7 @@ function generate(model: Model, workerName: string): string {
     lines.push(`[env.${r.name}]`, `name = ${tomlString(`${workerName}-${r.name}`)}`, '', `[env.${r.name}.vars]`);
     for (const [name, value] of Object.entries(vars)) lines.push(`${name} = ${tomlString(value)}`);
     lines.push('');
+    if (model.crons) lines.push(`[env.${r.name}.triggers]`, crons(model.crons.filter((s) => (home(s.queue) ?? r.name) === r.name)), '');
   }
   lines.push(END);
   return `${lines.join('\n')}\n`;
@@ -198,12 +246,14 @@ function split(toml: string): Parts {
 }
 
 /** What the hand-written part must not do: collide with the generated one. Answers the top-level name. */
-function checkHand({ head, tail }: Parts, regionNames: unknown[]): string {
+function checkHand({ head, tail }: Parts, regionNames: unknown[], withCrons: boolean): string {
   const problems: string[] = [];
   for (const line of `${head}\n${tail}`.split('\n')) {
     const env = /^\s*\[\[?\s*env\.([A-Za-z0-9_-]+)/.exec(line)?.[1];
     if (env && regionNames.includes(env))
       problems.push(`${line.trim()} is written by hand outside the generated part: remove it, regions.json generates [env.${env}]`);
+    if (withCrons && /^\s*\[\s*triggers\s*\]/.test(line))
+      problems.push(`${line.trim()} is written by hand outside the generated part: remove it, regions.json's vars.EMQ_CRONS generates it`);
   }
   // a key right after the end marker would land in the last generated table
   const first = tail.split('\n').find((l) => l.trim() !== '' && !l.trim().startsWith('#'));
@@ -267,6 +317,7 @@ function main(argv: string[]): number {
       workerName: checkHand(
         parts,
         listed.map((r: unknown) => (isObject(r) ? r.name : undefined)),
+        isObject(map) && isObject(map.vars) && map.vars.EMQ_CRONS !== undefined,
       ),
     };
   });

@@ -69,6 +69,12 @@ export function createMetrics(): Metrics {
     labelNames: ['route'] as const,
     registers,
   });
+  const fires = new Counter({
+    name: 'emq_cron_fires_total',
+    help: "Cron schedules' fires (EMQ_CRONS), by verdict (enqueued, scheduled, duplicate: another fire of that minute made the job) and, when one failed, its problem code.",
+    labelNames: ['verdict', 'code'] as const,
+    registers,
+  });
   const calls = new Counter({
     name: 'emq_script_calls_total',
     help: 'Script calls by script and verdict (enqueued, scheduled, duplicate, taken, found, missing, refused, error), with the error code when refused or an error.',
@@ -136,6 +142,7 @@ export function createMetrics(): Metrics {
   const requestsOf = children((route, method, status) => requests.labels(route!, method!, status!));
   const durationOf = children((route, method) => duration.labels(route!, method!));
   const bytesOf = children((route) => bytesIn.labels(route!));
+  const firesOf = children((verdict, code) => fires.labels(verdict!, code!));
   const callsOf = children((script, verdict, code) => calls.labels(script!, verdict!, code!));
 
   return {
@@ -154,6 +161,7 @@ export function createMetrics(): Metrics {
       requestsOf(s.route, s.method, String(s.status)).inc();
       durationOf(s.route, s.method).observe(s.ms / 1000);
       if (s.bytes > 0) bytesOf(s.route).inc(s.bytes);
+      if (s.schedule !== undefined) firesOf(Object.keys(s.verdicts).join(',') || 'none', s.code ?? '').inc();
     },
     availability(connection) {
       const s = { downSince: undefined as number | undefined, total: 0 };

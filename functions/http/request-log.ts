@@ -4,6 +4,7 @@
 //   {"time":"…Z","level":"info","app":"producer","msg":"request","id":"…","callerRequestId":"…","trace":"…",
 //    "method":"POST","route":"/v1/queues/:queue/jobs","status":201,"ms":1.93,
 //    "queue":"emails","verdict":"enqueued","code":"…","bytes":14}
+// A cron schedule's fire is logged as a request: "method":"CRON","route":"scheduled", its "schedule".
 // Runtime-agnostic: the caller says where a line goes (Node: stdout; Worker: console.log).
 import type { RequestSummary, SummarySink } from './request-record.js';
 
@@ -74,7 +75,7 @@ export function requestLine(app: string, level: LogLevel, s: RequestSummary): st
   line += member('status', s.status);
   if (typeof s.ms === 'number') line += `,"ms":${millis(s.ms)}`;
   else line += member('ms', s.ms);
-  line += member('queue', s.queue);
+  line += member('queue', s.queue) + member('schedule', s.schedule);
   const labels = Object.keys(s.verdicts);
   if (labels.length === 1) line += member('verdict', labels[0]);
   else if (labels.length > 1) line += member('verdicts', s.verdicts);

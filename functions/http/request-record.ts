@@ -83,6 +83,8 @@ export interface RequestSummary {
   reason: string | undefined;
   /** Request body bytes read. */
   bytes: number;
+  /** A cron schedule's fire (functions/producer/cron-fire.ts): the schedule's name. */
+  schedule?: string | undefined;
   noscript: number;
   transient: number;
   retries: number;

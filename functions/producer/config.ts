@@ -5,6 +5,7 @@
 // are read by regions.ts; the Node process's own settings by node-config.ts.
 import { choice, duration, nodeId, nodePool, wholeNumber, type Vars } from '../../shared/config/parse.js';
 import type { LogLevel } from '../http/request-log.js';
+import { parseCrons, type CronSchedule } from './crons.js';
 import { parseQueueGroups, type QueueGroups } from './queue-groups.js';
 import { parseCallerTokens, type CallerTokens } from './tokens.js';
 import { parseSources, type Source } from './webhooks/sources.js';
@@ -30,6 +31,8 @@ export interface Config {
   groupOf: QueueGroups;
   /** Request logs (EMQ_LOG). */
   logLevel: LogLevel;
+  /** The cron schedules this producer fires (EMQ_CRONS); [] when unset. */
+  crons: CronSchedule[];
 }
 
 /** The most gateway requests one pipeline of a producer request takes (docs/api.md, round trips). */
@@ -52,10 +55,11 @@ export interface ConfigOptions {
 export function configFrom(vars: Vars, { tokens = true }: ConfigOptions = {}): Config {
   const dedupeTtlSeconds = wholeNumber(vars, 'EMQ_DEDUPE_TTL_SECONDS');
   const maxDelayMs = duration(vars, 'EMQ_MAX_DELAY');
+  const maxPayloadBytes = wholeNumber(vars, 'EMQ_MAX_PAYLOAD_BYTES');
   return {
     // JSON of a given shape: their own parsers (named in the table) check it
     tokens: tokens ? parseCallerTokens(vars.EMQ_TOKENS) : undefined,
-    maxPayloadBytes: wholeNumber(vars, 'EMQ_MAX_PAYLOAD_BYTES'),
+    maxPayloadBytes,
     maxBatchBytes: wholeNumber(vars, 'EMQ_MAX_BATCH_BYTES'),
     maxBatchItems: 1_000,
     sources: parseSources(vars.EMQ_SOURCES, dedupeTtlSeconds, maxDelayMs),
@@ -66,5 +70,6 @@ export function configFrom(vars: Vars, { tokens = true }: ConfigOptions = {}): C
     maxDelayMs,
     groupOf: parseQueueGroups(vars),
     logLevel: choice<LogLevel>(vars, 'EMQ_LOG'),
+    crons: parseCrons(vars, maxPayloadBytes, maxDelayMs),
   };
 }

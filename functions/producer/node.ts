@@ -5,10 +5,11 @@
 // Over glide, EMQ_WIRE_VERSION fences the connection (shared/fence.ts); through a gateway,
 // the gateway's own EMQ_WIRE_VERSION fences it. Each request logs a JSON line (EMQ_LOG);
 // with EMQ_METRICS_TOKEN, GET /metrics serves Prometheus metrics (functions/http/metrics.ts).
-// The core's routes (routes.ts) are served by a node:http listener (node-http.ts).
+// The core's routes (routes.ts) are served by a node:http listener (node-http.ts). Its cron
+// schedules (EMQ_CRONS) fire on its own timers (cron-timers.ts), logged and counted as requests.
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { connectRest } from '../../shared/connections/rest.js';
-import type { Connection } from '../../shared/index.js';
+import { createMinter, drawNode, type Connection } from '../../shared/index.js';
 import { createProducerCore } from './core.js';
 import { producerListener } from './node-http.js';
 import { listen } from '../http/listen.js';
@@ -18,10 +19,17 @@ import type { SummarySink } from '../http/request-record.js';
 import { eventLine, requestLog } from '../http/request-log.js';
 import { nodeProducerConfigFrom } from './node-config.js';
 import { restOptionsOf } from './config.js';
+import { fire, type Fired } from './cron-fire.js';
+import { startCronTimers } from './cron-timers.js';
 
 export interface RunningProducer {
   url: string;
   via: 'glide' | 'rest';
+  /**
+   * Fires now the schedules that fire in the minute holding `scheduledTime`, as their timers
+   * would (each once per minute across every replica): a catch-up after an outage, or a test.
+   */
+  fire(scheduledTime: number): Promise<Fired[]>;
   stop(): Promise<void>;
 }
 
@@ -61,16 +69,27 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
   }
   const sinks: SummarySink[] = [requestLog({ app: 'producer', level: () => config.logLevel, write: writeLine })];
   if (metrics) sinks.push(metrics.sink);
-  const core = createProducerCore({ config: () => config, connection: () => connection, observe: { observer: metrics?.observer, sinks } });
+  const minter = createMinter({ node: config.nodeId ?? drawNode(config.nodePool) });
+  const observer = metrics?.observer;
+  const core = createProducerCore({ config: () => config, connection: () => connection, minter, observe: { observer, sinks } });
+  const options = { config, connection: () => connection, mint: minter, observer, sinks };
   const listener = producerListener(core, metricsEndpoint({ token: metricsToken, metrics }));
   const { server, url } = await listen({ listener, host, port, limits }).catch(async (err: unknown) => {
     await connection.close();
     throw err;
   });
+  const timers = startCronTimers(config.crons, (schedule, at) => fire([schedule], at, options));
   return {
     url,
     via: glide ? 'glide' : 'rest',
+    fire: (at) =>
+      fire(
+        config.crons.filter((s) => s.cron.firesIn(at)),
+        at,
+        options,
+      ),
     async stop() {
+      await timers.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await connection.close();
       flushLines();

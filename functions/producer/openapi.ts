@@ -74,6 +74,8 @@ interface Route {
   body?: Record<string, Json>;
   /** A /v1/queues route: behind the bearer token. */
   queue?: true;
+  /** Behind the bearer token, naming no queue (no Emq-Region). */
+  bearer?: true;
   /** Its success answers carry Location. */
   located?: true;
 }
@@ -168,6 +170,14 @@ const ROUTES: Record<string, Record<string, Route>> = {
       fails: [...QUEUE, 'invalid_group', 'invalid_body', 'payload_too_large', 'client_closed'],
     },
   },
+  '/v1/schedules': {
+    get: {
+      summary: 'The cron schedules this producer fires (EMQ_CRONS) on queues the token may use, each with its next fire; no payloads',
+      bearer: true,
+      ok: { 200: schema('Schedules') },
+      fails: ['unauthorized', 'forbidden_action', 'misconfigured'],
+    },
+  },
   '/v1/webhooks/{source}': {
     post: {
       summary: 'A delivery signed as its source (EMQ_SOURCES) says; no bearer token',
@@ -199,7 +209,7 @@ const QUERY: Record<string, [string, Json]> = {
 /** Read by every route (each request's record: core.ts). */
 const EVERY_ROUTE_READS = ['X-Request-Id', 'traceparent'];
 
-function operation(path: string, { summary, ok, fails = [], reads = [], query = [], body, queue, located }: Route): Json {
+function operation(path: string, { summary, ok, fails = [], reads = [], query = [], body, queue, bearer, located }: Route): Json {
   // every route that names a queue answers which region takes its jobs, once it knows
   const region = queue || path.startsWith('/v1/webhooks');
   const headers = (status: number) => ({
@@ -223,7 +233,7 @@ function operation(path: string, { summary, ok, fails = [], reads = [], query = 
   }
   return {
     summary,
-    ...(queue && { security: [{ bearer: [] }] }),
+    ...((queue || bearer) && { security: [{ bearer: [] }] }),
     parameters: [...[...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!), ...query, ...reads, ...EVERY_ROUTE_READS].map((name) => ref('parameters', name)),
     ...(body && { requestBody: { required: true, content: Object.fromEntries(Object.entries(body).map(([type, schema]) => [type, { schema }])) } }),
     responses,
@@ -313,6 +323,25 @@ function build(): Json {
         Promoted: obj({ id, queue, verdict: { const: 'promoted' } }),
         Rescheduled: obj({ id, queue, verdict: { const: 'rescheduled' }, runAt: { type: 'integer' } }),
         Paused: { ...obj({ queue, paused: bool, note: str }, true), required: ['queue', 'paused'] },
+        Schedules: obj({
+          schedules: {
+            type: 'array',
+            items: {
+              ...obj(
+                {
+                  name: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,255}$' },
+                  cron: str,
+                  queue,
+                  group: schema('Group'),
+                  delay: str,
+                  nextFireAt: { type: 'integer' },
+                },
+                true,
+              ),
+              required: ['name', 'cron', 'queue', 'nextFireAt'],
+            },
+          },
+        }),
         ProblemCode: { oneOf: PROBLEM_CODES.map((code) => ({ const: code, title: TITLES[code] })) },
         Problem: {
           ...obj({

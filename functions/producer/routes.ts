@@ -10,6 +10,7 @@
 //   POST …/pause, …/resume            pause, resume (needs control)
 //   GET  …/groups/:group              getGroup
 //   PUT  …/groups/:group              putGroup      (needs control)
+//   GET  /v1/schedules                getSchedules  (cron-routes.ts; needs read): EMQ_CRONS, next fires
 //   POST /v1/webhooks/:source         postWebhook   (webhook-route.ts)
 //   GET  /healthz, GET /readyz, GET /openapi.json (the OpenAPI 3.1 document: openapi.ts)
 //   any other method or path under /v1: 405 (under /v1/queues, after the caller is checked);
@@ -18,6 +19,7 @@
 // app users mount), node-http.ts matches it itself (`emq producer`).
 import { jobState } from '../../shared/index.js';
 import { json, type Answer, type Call, type Route, type Service } from './call.js';
+import { getSchedules } from './cron-routes.js';
 import { openApi } from './openapi.js';
 import { Problem } from './problem.js';
 import { deleteJob, promote, reschedule } from './job-control-routes.js';
@@ -59,6 +61,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', pattern: '/v1/queues/:queue/resume', name: '/v1/queues/:queue/resume', auth: true, needs: 'control', handle: resume },
   { method: 'GET', pattern: '/v1/queues/:queue/groups/:group', name: '/v1/queues/:queue/groups/:group', auth: true, needs: 'read', handle: getGroup },
   { method: 'PUT', pattern: '/v1/queues/:queue/groups/:group', name: '/v1/queues/:queue/groups/:group', auth: true, needs: 'control', handle: putGroup },
+  { method: 'GET', pattern: '/v1/schedules', name: '/v1/schedules', auth: true, needs: 'read', handle: getSchedules },
   { method: 'POST', pattern: '/v1/webhooks/:source', name: '/v1/webhooks/:source', auth: false, handle: postWebhook },
   { method: 'GET', pattern: '/healthz', name: '/healthz', auth: false, handle: healthz },
   { method: 'GET', pattern: '/readyz', name: '/readyz', auth: false, handle: readyz },
