@@ -131,6 +131,7 @@ describe('the Worker cannot refuse to start: a bad value answers 500 misconfigur
     ['EMQ_REST_TIMEOUT_MS', SECRET],
     ['EMQ_MAX_BATCH_BYTES', SECRET],
     ['EMQ_REST_URL', `http://${SECRET}.example`],
+    ['EMQ_CRONS', JSON.stringify([{ name: 'n', cron: '@hourly', queue: 'q', payload: SECRET }])],
   ])('%s', async (name, value) => {
     const env = { EMQ_TOKENS: TOKENS, EMQ_REST_URL: 'http://127.0.0.1:1', EMQ_REST_TOKEN: 'producer-token-0123456789', [name]: value };
     const res = await producerFor(env).fetch(
@@ -175,9 +176,10 @@ describe('every entry point refuses a bad value before it serves or sends anythi
     ['EMQ_PRODUCER_MAX_CONNECTIONS', SECRET],
     ['EMQ_REST_URL', `http://${SECRET}.example`],
     ['EMQ_TOKENS', JSON.stringify([{ token: 'short-secret', queues: ['*'], rawPrefixes: true }])],
+    ['EMQ_CRONS', JSON.stringify([{ name: 'n', cron: '* * * * * *', queue: 'q', payload: SECRET }])],
   ])('emq producer: a bad %s exits 2', async (name, value) => {
     const env = { EMQ_TOKENS: TOKENS, EMQ_REST_URL: 'http://127.0.0.1:1', EMQ_REST_TOKEN: 'producer-token-0123456789', PORT: '0', [name]: value };
-    refused(await emq(['producer'], '', env), name, value.includes('short-secret') ? 'short-secret' : value);
+    refused(await emq(['producer'], '', env), name, value.includes('short-secret') ? 'short-secret' : value.includes(SECRET) ? SECRET : value);
   });
 
   it.each([
@@ -219,6 +221,7 @@ describe('every entry point refuses a bad value before it serves or sends anythi
     ['EMQ_GATEWAY_MAX_PIPELINE', SECRET],
     ['EMQ_HOME_REGIONS', `{${SECRET}`],
     ['VALKEY_URL', `http://u:${SECRET}@nowhere`],
+    ['EMQ_CRONS', JSON.stringify([{ name: 'n', cron: '0 0 * * 0', queue: 'q', payload: SECRET }])],
   ])('npm start: a bad %s exits 1 promptly, before it starts anything', async (name, value) => {
     const run = await devRun({ [name]: value });
     expect(run.code, run.stderr).toBe(1);
@@ -226,6 +229,7 @@ describe('every entry point refuses a bad value before it serves or sends anythi
     expect(run.stdout).toBe(''); // not even a Valkey started (or stopped)
     expect(run.stderr).toMatch(new RegExp(`^npm start: ${name}`));
     expect(run.stderr).not.toContain(value);
+    expect(run.stderr).not.toContain(SECRET);
   });
 });
 

@@ -222,7 +222,7 @@ export const VARIABLES: readonly Variable[] = [
       parser: 'functions/producer/crons.ts',
     },
     meaning:
-      "cron schedules the producer fires itself (docs/api.md, \"Cron schedules at the edge\"): each fire makes one job, exactly once per schedule and minute, as POST …/jobs would (flat, into the lane, or `delay` after the fire's minute). Expressions as Cloudflare's Cron Triggers take them (five fields, UTC, weekday 1-7 with 1 Sunday or SUN-SAT, L, W, #), checked with croner; names 1-255 of `A-Z a-z 0-9 . _ -`, unique; a payload at most EMQ_MAX_PAYLOAD_BYTES, a delay at most EMQ_MAX_DELAY. The Worker fires on its `[triggers] crons`, which the build writes from regions.json's `vars.EMQ_CRONS` (each schedule in its queue's home region); `emq producer` fires on its own timers. Not a secret: it lands in wrangler.toml, and GET /v1/schedules lists it (without payloads)",
+      "cron schedules the producer fires itself, one job per schedule and minute, admitted as POST …/jobs admits one (docs/api.md, \"Cron schedules at the edge\"); expressions as Cloudflare's Cron Triggers take them, UTC; names `A-Z a-z 0-9 . _ -`, unique. The build writes the Worker's `[triggers] crons` from regions.json's `vars.EMQ_CRONS`. Not a secret: GET /v1/schedules lists it, without payloads",
     apps: ['worker', 'producer', 'dev'],
     secret: false,
   },
