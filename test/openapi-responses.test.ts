@@ -69,6 +69,10 @@ describe('real answers match the OpenAPI document', () => {
       }),
       EMQ_MAX_PAYLOAD_BYTES: '64',
       EMQ_MAX_BATCH_BYTES: '4096',
+      EMQ_CRONS: JSON.stringify([
+        { name: 'nightly', cron: '0 3 * * *', queue: 'oa-cron', payload: 'p' },
+        { name: 'later', cron: '*/5 * * * *', queue: 'oa-narrow-cron', payloadBase64: '/w==', group: GROUP, delay: '30s' },
+      ]),
     });
     // a region, so that Emq-Region is sent and held to the document too
     app = createProducerApp({ config: () => config, connection: () => faulty, regionOf: () => 'here' });
@@ -309,6 +313,16 @@ describe('real answers match the OpenAPI document', () => {
     expect((await aborted('/v1/webhooks/hook', {})).body.code).toBe('client_closed');
     expect((await hook(body, {}, 'jam')).body.code).toBe('conflict');
     await pathFailures((target) => hook(`{"n":"${mintId()}"}`, {}, 'hook', target));
+  });
+
+  it('GET /v1/schedules: the table a token may see, and each refusal', async () => {
+    const all = await send('GET', '/v1/schedules');
+    expect(all.body.schedules.map((s: { name: string }) => s.name)).toEqual(['nightly', 'later']);
+    expect((await send('GET', '/v1/schedules', { token: NARROW })).body.schedules).toMatchObject([{ name: 'later', group: GROUP, delay: '30s' }]);
+    expect((await send('GET', '/v1/schedules', { token: null })).body.code).toBe('unauthorized');
+    expect((await send('GET', '/v1/schedules', { token: WRITER })).body.code).toBe('forbidden_action');
+    const misconfigured = await send('GET', '/v1/schedules', { target: producerFor({}) });
+    expect([misconfigured.status, misconfigured.body.code]).toEqual([500, 'misconfigured']);
   });
 
   it('another path answers 404 not_found, another method on /v1/* 405 not_allowed, both problems', async () => {

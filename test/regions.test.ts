@@ -293,6 +293,55 @@ describe('scripts/regions.ts: regions.json → wrangler.toml', () => {
     expect((await wrangler()).envs(dir)).toEqual(['staging', 'us-east', 'eu-west', 'ap-south', 'canary']);
   });
 
+  it("EMQ_CRONS among the shared vars: each region's [triggers] holds the expressions of the schedules homed there, the top level all", async () => {
+    const crons = [
+      { name: 'bill', cron: '0 3 * * *', queue: 'billing', payload: 'b' },
+      { name: 'eu-a', cron: '*/5 * * * *', queue: 'tenant-eu.a', payload: 'a' },
+      { name: 'eu-b', cron: '0 3 * * *', queue: 'tenant-eu.b', payload: 'b', delay: '1m' },
+      { name: 'vip', cron: '0 18 * * friL', queue: 'tenant-eu.vip', payload: 'v' },
+    ];
+    const dir = project({ ...MAP, vars: { ...MAP.vars, EMQ_CRONS: JSON.stringify(crons) } });
+    const r = regions(dir);
+    expect(r.err).toBe('');
+    const w = await wrangler();
+    const triggers = (env?: string) => w.env(dir, env as string).triggers.crons;
+    expect(triggers()).toEqual(['0 3 * * *', '*/5 * * * *', '0 18 * * friL']);
+    expect(triggers('us-east')).toEqual(['0 3 * * *']);
+    expect(triggers('eu-west')).toEqual(['*/5 * * * *', '0 3 * * *']);
+    expect(triggers('ap-south')).toEqual(['0 18 * * friL']);
+    expect(w.env(dir, 'eu-west').vars.EMQ_CRONS).toBe(JSON.stringify(crons)); // the table the Worker reads at run time
+    expect(regions(dir, '--check').status).toBe(0);
+
+    // refused, writing nothing: a bad table (as the Worker would read it), a region's own, a queue with no home, a hand-written [triggers]
+    const refusals: Array<[unknown, RegExp, string?]> = [
+      [{ ...MAP, vars: { EMQ_CRONS: JSON.stringify([{ ...crons[0], cron: '0 3 * * 0' }]) } }, /vars\.EMQ_CRONS\[0\]\.cron: the expression /],
+      [
+        { ...MAP, vars: { EMQ_MAX_PAYLOAD_BYTES: '1', EMQ_CRONS: JSON.stringify([{ ...crons[0], payload: 'bb' }]) } },
+        /vars\.EMQ_CRONS\[0\]: the payload is 2 bytes/,
+      ],
+      [
+        { ...MAP, regions: [{ ...MAP.regions[0], vars: { EMQ_CRONS: '[]' } }, ...MAP.regions.slice(1)] },
+        /regions\[0\]\.vars\.EMQ_CRONS: one table for every region/,
+      ],
+      [{ ...MAP, vars: { EMQ_CRONS: JSON.stringify([{ ...crons[0], queue: 'nowhere' }]) } }, /vars\.EMQ_CRONS\[0\]\.queue: no entry of "queues" homes it/],
+      [
+        { ...MAP, vars: { EMQ_CRONS: '[]' } },
+        /\[triggers\] is written by hand outside the generated part/,
+        `${TOP}
+[triggers]
+crons = []
+`,
+      ],
+    ];
+    for (const [map, message, toml] of refusals) {
+      const bad = project(map, toml);
+      const refused = regions(bad);
+      expect(refused.err).toMatch(message);
+      expect(refused.status).toBe(1);
+      expect(tomlOf(bad)).toBe(toml ?? TOP);
+    }
+  });
+
   it('usage errors exit 2', () => {
     const r = spawnSync(process.execPath, [script, '--nope'], { cwd: root, encoding: 'utf8' });
     expect(r.status).toBe(2);

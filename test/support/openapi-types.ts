@@ -119,6 +119,10 @@ export interface Paused {
   note?: string;
 }
 
+export interface Schedules {
+  schedules: Array<{ name: string; cron: string; queue: Queue; group?: Group; delay?: string; nextFireAt: number }>;
+}
+
 export type ProblemCode =
   | 'unauthorized'
   | 'forbidden_queue'
