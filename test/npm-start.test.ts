@@ -54,6 +54,7 @@ it('npm start serves the producer, enqueues over HTTP, puts no secret on a comma
 }, async () => {
   const port = await freePort();
   const token = 'npm-start-test-token-0123456789';
+  const cronQ = freshQueue('start-cron');
   const child = spawn('npm', ['start'], {
     cwd: root,
     // EMQ_MAX_PAYLOAD_BYTES must reach the Worker as a var, like every EMQ_* variable
@@ -65,6 +66,7 @@ it('npm start serves the producer, enqueues over HTTP, puts no secret on a comma
       VALKEY_URL: '',
       EMQ_MAX_PAYLOAD_BYTES: '64',
       EMQ_SOURCES: JSON.stringify({ gh: { kind: 'github', secrets: ['npm-start-hook-secret-0123'], queue: 'hooks' } }),
+      EMQ_CRONS: JSON.stringify([{ name: 'tick', cron: '* * * * *', queue: cronQ, payload: 'tick' }]),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -115,6 +117,16 @@ it('npm start serves the producer, enqueues over HTTP, puts no secret on a comma
       headers: { Authorization: `Bearer ${token}` },
     });
     expect(big.status).toBe(413);
+
+    // wrangler dev --test-scheduled: /__scheduled fires the Worker's cron schedules, once a minute
+    const fireUrl = `http://127.0.0.1:${port}/__scheduled?cron=*+*+*+*+*`;
+    expect(out).toContain(`curl '${fireUrl}'`);
+    const minute = Math.floor(Date.now() / 60_000);
+    expect((await fetch(fireUrl)).status).toBe(200);
+    expect((await fetch(fireUrl)).status).toBe(200);
+    const sameMinute = Math.floor(Date.now() / 60_000) === minute;
+    const counts = (await (await fetch(`http://127.0.0.1:${port}/v1/queues/${cronQ}`, { headers: auth })).json()) as { counts: { pending: number } };
+    expect(counts.counts.pending).toBe(sameMinute ? 1 : 2);
 
     const started = descendants(child.pid!);
     const names = [...started.values()].join('\n');
