@@ -54,8 +54,13 @@ type NotFound = (err: unknown) => boolean;
 
 /** The calls, given the client's `send`, its queue path and how it tells a 404 not_found. */
 export function controlCalls(send: Send, queuePath: (queue: string) => string, notFound: NotFound) {
-  const job = (queue: string, id: string) => `${queuePath(queue)}/jobs/${encodeURIComponent(id)}`;
-  const orNull = async <T>(call: Promise<{ body: unknown }>): Promise<T | null> => {
+  const orNull = orNullOf(notFound);
+  return calls(send, queuePath, orNull);
+}
+
+/** A call's body, or null when it answered 404 not_found. */
+export function orNullOf(notFound: NotFound) {
+  return async <T>(call: Promise<{ body: unknown }>): Promise<T | null> => {
     try {
       return (await call).body as T;
     } catch (err) {
@@ -63,6 +68,10 @@ export function controlCalls(send: Send, queuePath: (queue: string) => string, n
       throw err;
     }
   };
+}
+
+function calls(send: Send, queuePath: (queue: string) => string, orNull: ReturnType<typeof orNullOf>) {
+  const job = (queue: string, id: string) => `${queuePath(queue)}/jobs/${encodeURIComponent(id)}`;
   const json = (body: unknown): RequestInit => ({ headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   return {
     /** The job (with its payload when asked), or null when there is no such job. */
