@@ -90,9 +90,9 @@ export async function controlCommand(noun: string, argv: string[], usage: (messa
     allowPositionals: true,
     strict: true,
   });
-  const wants = noun === 'queue' ? 1 : 2;
-  if (positionals.length !== wants)
-    throw usage(`${noun} ${verb ?? ''} takes ${wants === 1 ? 'a queue' : `a queue and ${noun === 'job' ? 'an id' : 'a group'}`}`);
+  const wants = noun === 'queue' || (noun === 'schedule' && verb === 'ls') ? 1 : 2;
+  const second = { job: 'an id', group: 'a group' }[noun] ?? 'a name';
+  if (positionals.length !== wants) throw usage(`${noun} ${verb ?? ''} takes ${wants === 1 ? 'a queue' : `a queue and ${second}`}`);
   const [queue, other] = positionals as [string, string];
   validateQueue(queue);
   if (noun === 'job') validateId(other);
