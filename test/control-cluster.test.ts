@@ -38,6 +38,7 @@ const A = 'PRT0KHTOWnGLuC';
 const B = 'USR0NgWEfAEJfs';
 const HOUR = 3_600_000;
 const EVERY = 60_000;
+const DAY = 24 * HOUR;
 
 /** `conn`, asserting on the way out that every key of every script call is in `queue`'s slot; `calls` counts them. */
 function slotted(conn: Connection, queue: string) {
@@ -125,10 +126,20 @@ describe('the control verbs and repeatables on a Valkey Cluster (3 primaries)', 
       [later, 1],
     ]);
 
-    // limit 1 holds the lane's second claim
-    expect(await setGroup(conn, q, B, { limit: 1 })).toMatchObject({ group: B, pending: 0, limit: 1, ringed: false });
+    // a dead job (the library's retry at its last attempt) is removed too
+    const doomed = mintId();
+    await enqueue(conn, q, doomed, 'doomed');
+    const d = await m.claim();
+    expect(d?.id).toBe(doomed);
+    expect(String(await libraryVerbs(viaCluster, q).retry(doomed, d!.token, 0, 1))).toBe('dead');
+    expect(await jobDetail(conn, q, doomed)).toMatchObject({ state: 'dead', attempts: 1, lastError: 'boom' });
+    expect(await removeJob(conn, q, doomed)).toEqual({ removed: true, state: 'dead' });
+
+    // a paused lane is not served; resumed under limit 1, it holds the lane's second claim
+    expect(await setGroup(conn, q, B, { limit: 1, paused: true })).toMatchObject({ group: B, pending: 0, limit: 1, paused: true, ringed: false });
     for (const b of [b1, b2]) expect(await promoteJob(conn, q, b)).toBe('promoted');
-    expect(await readGroup(conn, q, B)).toMatchObject({ pending: 2, active: 0, limit: 1, paused: false, ringed: true });
+    expect(await m.gclaim()).toBeNull();
+    expect(await setGroup(conn, q, B, { paused: false })).toMatchObject({ pending: 2, active: 0, limit: 1, paused: false, ringed: true });
     const g = await m.gclaim();
     expect([g?.id, g?.token, g?.group]).toEqual([b1, 1, B]);
     expect(await m.gclaim()).toBeNull();
@@ -136,13 +147,19 @@ describe('the control verbs and repeatables on a Valkey Cluster (3 primaries)', 
     const busy = await countsAgree(conn, q);
     expect(busy).toMatchObject({ paused: false, counts: { pending: 0, active: 3, scheduled: 0 } });
     expect(busy.groups.map((v) => [v.group, v.pending, v.active])).toEqual([[B, 1, 1]]);
+    // a page of one group at a time (A named again by its weight alone)
+    await setGroup(conn, q, A, { weight: 3 });
+    const first = await queueInfo(conn, q, { count: 1 });
+    expect([first.groups.map((v) => v.group), first.cursor]).toEqual([[A], A]);
+    const second = await queueInfo(conn, q, { count: 1, cursor: first.cursor! });
+    expect([second.groups.map((v) => v.group), second.cursor]).toEqual([[B], undefined]);
 
     // everything to the end: completing b1 re-rings B for b2
     for (const c of [...flat, g]) expect(await m.complete(c!.id, c!.token)).toBe('ok');
     const last = await m.gclaim();
     expect(last?.id).toBe(b2);
     expect(await m.complete(last!.id, last!.token)).toBe('ok');
-    expect((await countsAgree(conn, q)).counts).toMatchObject({ pending: 0, active: 0, completed: 4 });
+    expect((await countsAgree(conn, q)).counts).toEqual({ pending: 0, active: 0, scheduled: 0, dead: 0, completed: 4, failed: 1 });
     expect(await nodeOf(q)).toBe(node);
     return node;
   }
@@ -154,7 +171,14 @@ describe('the control verbs and repeatables on a Valkey Cluster (3 primaries)', 
     const options = { everyMs: EVERY, template: `tick:${q}`, now };
     expect(await registerSchedule(conn, q, 'tick', options)).toBe('registered');
     expect(await registerSchedule(conn, q, 'tick', options)).toBe('exists');
-    expect(await listSchedules(conn, q)).toEqual({ schedules: [{ name: 'tick', everyMs: EVERY, nextRunAt: now, paused: false }] });
+    for (const name of ['tock', 'tuck']) expect(await registerSchedule(conn, q, name, { ...options, firstInMs: DAY })).toBe('registered');
+    expect(await listSchedules(conn, q)).toEqual({
+      schedules: [
+        { name: 'tick', everyMs: EVERY, nextRunAt: now, paused: false },
+        { name: 'tock', everyMs: EVERY, nextRunAt: now + DAY, paused: false },
+        { name: 'tuck', everyMs: EVERY, nextRunAt: now + DAY, paused: false },
+      ],
+    });
     expect(Buffer.from((await readSchedule(conn, q, 'tick'))!.template!).toString()).toBe(`tick:${q}`);
     const node = await nodeOf(q);
 
@@ -180,7 +204,7 @@ describe('the control verbs and repeatables on a Valkey Cluster (3 primaries)', 
     expect(await fires(now + 2)).toBe(1);
 
     // cancelled: gone, and never fired again
-    expect(await cancelSchedule(conn, q, 'tick')).toBe('cancelled');
+    for (const name of ['tick', 'tock', 'tuck']) expect(await cancelSchedule(conn, q, name)).toBe('cancelled');
     expect(await cancelSchedule(conn, q, 'tick')).toBe('absent');
     expect(await readSchedule(conn, q, 'tick')).toBeNull();
     expect(await pump.count()).toBe(0);
