@@ -23,31 +23,11 @@ export interface JobDetail {
   payloadBase64?: string;
 }
 
-export interface GroupView {
-  group: string;
-  pending: number;
-  active: number;
-  limit?: number;
-  weight?: number;
-  paused: boolean;
-  /** On the queue's ring: the next lane claims can serve it. */
-  ringed: boolean;
-}
-
-export interface QueueView {
-  queue: string;
-  paused: boolean;
-  counts: { pending: number; active: number; scheduled: number; dead: number; completed: number; failed: number };
-  groups: GroupView[];
-  /** More groups: pass it as `cursor` for the next page. */
-  cursor?: string;
-}
-
-export interface GroupChange {
-  limit?: number;
-  weight?: number;
-  paused?: boolean;
-}
+// the wire's own views: what GET …/groups/{g} and GET /v1/queues/{q} answer, as JSON
+export type { GroupChange, GroupView } from '../shared/group-control.js';
+export type { QueueInfo as QueueView } from '../shared/queue-info.js';
+import type { GroupChange, GroupView } from '../shared/group-control.js';
+import type { QueueInfo as QueueView } from '../shared/queue-info.js';
 
 type Send = (target: string, init: RequestInit) => Promise<{ status: number; body: unknown }>;
 type NotFound = (err: unknown) => boolean;

@@ -4,11 +4,10 @@
 // registered: two sweeps a period apart make two flat jobs with distinct, increasing ids and the
 // template byte for byte; paused fires nothing; run-now fires on the next sweep; cancelled is
 // gone (Repeat.count 0). Every refusal writes nothing.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
-import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { freshQueue, snapshot } from './support/admin.js';
 import { libraryRepeat } from './support/library-repeat.js';
-import { startProducerProcess, type ProducerProcess } from './support/producer.js';
+import { producerOver, transports } from './support/producer-over.js';
 
 const ALL = 'schedules-all-token-0123456789ab';
 const READER = 'schedules-reader-token-01234567';
@@ -23,31 +22,11 @@ interface Reply {
   body: Record<string, unknown>;
 }
 
-const cases = () =>
-  inject('servers').flatMap((server) => [
-    { name: `glide → ${server.name}`, url: server.url, rest: false },
-    { name: `rest → gateway → ${server.name}`, url: server.url, rest: true },
-  ]);
-
-describe.each(cases())('the schedule routes: $name', ({ url, rest }) => {
-  let gateway: GatewayProcess | undefined;
-  let producer: ProducerProcess;
-  let admin: Admin;
-
-  beforeAll(async () => {
-    admin = await connectAdmin(url);
-    gateway = rest ? await startGatewayProcess(url) : undefined;
-    const via = gateway ? { EMQ_REST_URL: gateway.url, EMQ_REST_TOKEN: gateway.control } : { VALKEY_URL: url };
-    producer = await startProducerProcess({ ...via, EMQ_TOKENS: TOKENS, EMQ_MAX_PAYLOAD_BYTES: '1024' });
-  });
-  afterAll(async () => {
-    await producer?.stop();
-    await gateway?.stop();
-    admin?.close();
-  });
+describe.each(transports())('the schedule routes: $name', (transport) => {
+  const over = producerOver(transport, { EMQ_TOKENS: TOKENS, EMQ_MAX_PAYLOAD_BYTES: '1024' });
 
   const send = async (method: string, path: string, body?: unknown, token = ALL): Promise<Reply> => {
-    const res = await fetch(`${producer.url}${path}`, {
+    const res = await fetch(`${over.producer.url}${path}`, {
       method,
       ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
       headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
@@ -55,15 +34,15 @@ describe.each(cases())('the schedule routes: $name', ({ url, rest }) => {
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   const refused = async (q: string, status: number, code: string, request: () => Promise<Reply>) => {
-    const before = await snapshot(admin, q);
+    const before = await snapshot(over.admin, q);
     const answer = await request();
     expect({ status: answer.status, code: answer.body.code }).toEqual({ status, code });
-    expect(await snapshot(admin, q)).toEqual(before);
+    expect(await snapshot(over.admin, q)).toEqual(before);
   };
 
   it("registered over HTTP, the library's Pump fires it each period: flat jobs, increasing ids, the template byte for byte", async () => {
     const q = freshQueue('sch-fire');
-    const pump = libraryRepeat(admin, q);
+    const pump = libraryRepeat(over.admin, q);
     const template = Buffer.from([0, 0xff, 0x80, 10, 0x41]);
     const put = await send('PUT', `/v1/queues/${q}/schedules/nightly`, { every: '1h', payloadBase64: template.toString('base64') });
     expect(put).toEqual({ status: 201, body: { queue: q, name: 'nightly', verdict: 'registered' } });
@@ -78,8 +57,8 @@ describe.each(cases())('the schedule routes: $name', ({ url, rest }) => {
     expect(ids).toHaveLength(2);
     expect(ids[0]! < ids[1]!).toBe(true);
     for (const id of ids) {
-      expect(await admin.row(q, id)).toEqual({ state: 'pending', attempts: '0', payload: template.toString('latin1') });
-      expect(Number(await admin.text('ZSCORE', `emq:{${q}}:pending`, id))).toBe(0);
+      expect(await over.admin.row(q, id)).toEqual({ state: 'pending', attempts: '0', payload: template.toString('latin1') });
+      expect(Number(await over.admin.text('ZSCORE', `emq:{${q}}:pending`, id))).toBe(0);
     }
     // the same registration again is exists; another period or template is 409 and writes nothing
     expect((await send('PUT', `/v1/queues/${q}/schedules/nightly`, { every: '60m', payloadBase64: template.toString('base64') })).body.verdict).toBe('exists');
@@ -90,7 +69,7 @@ describe.each(cases())('the schedule routes: $name', ({ url, rest }) => {
 
   it('pause: nothing fires; resume: due at the next period; run-now: fired by the next sweep; DELETE: gone', async () => {
     const q = freshQueue('sch-move');
-    const pump = libraryRepeat(admin, q);
+    const pump = libraryRepeat(over.admin, q);
     expect((await send('PUT', `/v1/queues/${q}/schedules/tick`, { every: '1m', payload: 'tick', firstIn: '30s' })).status).toBe(201);
     const paused = await send('POST', `/v1/queues/${q}/schedules/tick/pause`);
     expect(paused.body).toMatchObject({ name: 'tick', paused: true, nextRunAt: null });

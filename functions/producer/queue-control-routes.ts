@@ -52,8 +52,9 @@ function groupCursor(cursor: string): void {
   }
 }
 
-const pausing = (paused: boolean) =>
-  async function (call: Call, service: Service): Promise<Answer> {
+const pausing =
+  (paused: boolean) =>
+  async (call: Call, service: Service): Promise<Answer> => {
     const queue = queueOf(call);
     const answer = await pauseQueue(via(call, service, queue), queue, paused);
     return json(call, 200, paused ? { ...answer, note: PAUSED_NOTE } : answer);

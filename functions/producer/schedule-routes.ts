@@ -118,8 +118,9 @@ export async function deleteSchedule(call: Call, service: Service): Promise<Answ
   return json(call, 200, { queue, name, verdict: 'cancelled' });
 }
 
-const moving = (move: typeof pauseSchedule) =>
-  async function (call: Call, service: Service): Promise<Answer> {
+const moving =
+  (move: typeof pauseSchedule) =>
+  async (call: Call, service: Service): Promise<Answer> => {
     const queue = queueOf(call);
     const name = nameOf(call);
     const view = await move(via(call, service, queue), queue, name);
