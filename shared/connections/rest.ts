@@ -1,5 +1,6 @@
-// The REST connection: the Connection seam over Upstash's REST protocol, with fetch only,
-// so it runs on Workers, Node, Deno and Bun. Works against this project's gateway or Upstash.
+// The REST connection: the Connection seam over Upstash's REST protocol, sending with fetch,
+// so it runs on Workers, Node, Deno and Bun (on Node, through undici: rest-node.ts). Works
+// against this project's gateway or Upstash.
 //
 // One enqueue is one request: path-style EVALSHA with the payload as the raw request body,
 // so every byte travels as it is. A pipeline is one POST /pipeline of JSON commands (more
@@ -13,9 +14,11 @@
 import type { Connection, Outcome, Reply, RequestScope, ScriptCommand } from '../connection.js';
 import type { Observer } from '../observe.js';
 import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, TooLargeError, WireMismatchError } from '../errors.js';
+import { fetchTransport, type RestAnswer, type RestTransport } from './rest-transport.js';
 import { Encoded, planPipeline, runBody, singleBytes, singleOf, type Bounds, type Single } from './rest-encode.js';
 
 export { MAX_PIPELINE_COMMANDS } from './rest-encode.js';
+export { fetchTransport, type RestAnswer, type RestTransport } from './rest-transport.js';
 import { printable } from '../fence.js';
 import { allScripts, type Script } from '../scripts.js';
 import { fromBase64 } from '../base64.js';
@@ -48,11 +51,16 @@ export interface RestOptions {
   maxBodyBytes?: number;
   /** Most requests one pipeline may take (default: no bound; the producer's is 8); a longer one is refused, nothing sent. */
   maxRequests?: number;
+  /** The fetch to send with (the global one by default). */
   fetch?: typeof fetch;
+  /** How requests are sent, in place of `fetch` (on Node: undiciTransport, rest-node.ts). */
+  transport?: RestTransport;
 }
 
 const RETRYABLE = new Set([502, 503, 504]);
 const ARG_ENCODING = 'Emq-Arg-Encoding';
+/** Its name as an answer's header is read. */
+const ARG_ENCODING_LC = 'emq-arg-encoding';
 /** PING, its arguments in base64: the gateway answers PONG and echoes Emq-Arg-Encoding; Upstash finds no such command. */
 const PROBE = '[["UElORw=="]]';
 
@@ -112,7 +120,7 @@ export class RestConnection implements Connection {
   private readonly texts: Set<string>;
   /** The SHA-1 of each project script's text, to load a script too long for a request line. */
   private readonly shaOfText = new Map(allScripts.map((s) => [s.text, s.sha1]));
-  private readonly fetch: typeof fetch;
+  private readonly transport: RestTransport;
   /** Told of each request sent again (and, through dispatch, of every script call). */
   readonly observer: Observer | undefined;
 
@@ -127,6 +135,7 @@ export class RestConnection implements Connection {
     maxBodyBytes = Infinity,
     maxRequests = Infinity,
     fetch: fetchImpl,
+    transport,
   }: RestOptions) {
     this.base = url.replace(/\/+$/, '');
     this.headers = { Authorization: `Bearer ${token}`, 'Upstash-Encoding': 'base64' };
@@ -136,7 +145,7 @@ export class RestConnection implements Connection {
     this.bounds = { maxRequestBytes, maxBodyBytes: Math.max(maxBodyBytes, maxRequestBytes), maxRequests };
     this.shas = new Set(idempotent.map((s) => s.sha1));
     this.texts = new Set(idempotent.map((s) => s.text));
-    this.fetch = fetchImpl ?? ((input, init) => fetch(input, init));
+    this.transport = transport ?? fetchTransport(fetchImpl);
     this.observer = undefined;
   }
 
@@ -194,7 +203,9 @@ export class RestConnection implements Connection {
     planPipeline(items, await this.boundsFor(items));
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
 
   /** The bounds for these calls: the endpoint probed first when one of them wants base64 and it is not known yet. */
   private async boundsFor(items: readonly Encoded[]): Promise<Bounds> {
@@ -208,21 +219,17 @@ export class RestConnection implements Connection {
    */
   private async learn(): Promise<boolean> {
     if (this.endpoint.base64 !== undefined) return this.endpoint.base64;
-    let res: Response;
+    let res: RestAnswer;
     try {
-      res = await this.fetch(`${this.base}/pipeline`, {
-        method: 'POST',
-        headers: { ...this.requestHeaders, ...this.headers, 'Content-Type': 'application/json', [ARG_ENCODING]: 'base64' },
-        body: PROBE,
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
+      const headers = { ...this.requestHeaders, ...this.headers, 'Content-Type': 'application/json', [ARG_ENCODING]: 'base64' };
+      res = await this.transport.post(this.base, '/pipeline', headers, PROBE, this.timeoutMs);
     } catch (err) {
       throw this.unreached(err);
     }
-    await res.body?.cancel();
+    await res.discard();
     if (res.status === 401) throw new AuthError(`REST ${this.base} refused the token (401)`);
     if (RETRYABLE.has(res.status)) throw new ConnectionError(`REST ${this.base} answered ${res.status}`);
-    return (this.endpoint.base64 = res.status === 200 && res.headers.get(ARG_ENCODING) === 'base64');
+    return (this.endpoint.base64 = res.status === 200 && res.header(ARG_ENCODING_LC) === 'base64');
   }
 
   /** One call in one request. */
@@ -258,7 +265,7 @@ export class RestConnection implements Connection {
     return commands.every((c) => (c.op === 'evalsha' ? this.shas.has(c.sha1) : this.texts.has(c.script)));
   }
 
-  /** A fetch that failed (no answer, a timeout) as the transport's error. */
+  /** A request that failed (no answer, a timeout) as the transport's error. */
   private unreached(err: unknown): ConnectionError {
     const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
     return new ConnectionError(`REST ${this.base}: ${why}`, { cause: err });
@@ -270,14 +277,9 @@ export class RestConnection implements Connection {
     if (base64) headers[ARG_ENCODING] = 'base64';
     for (let attempt = 0; ; attempt++) {
       const last = !idempotent || !mayRetry(this.retry, attempt);
-      let res: Response;
+      let res: RestAnswer;
       try {
-        res = await this.fetch(this.base + path, {
-          method: 'POST',
-          headers,
-          body: body as NonNullable<RequestInit['body']>,
-          signal: AbortSignal.timeout(this.timeoutMs),
-        });
+        res = await this.transport.post(this.base, path, headers, body, this.timeoutMs);
       } catch (err) {
         if (last) throw this.unreached(err);
         this.observer?.retry?.('transport');
@@ -288,19 +290,19 @@ export class RestConnection implements Connection {
         // a 503 that says the wire versions differ is not retried: it lasts until fixed
         const text = res.status === 503 ? await res.text().catch(() => '') : undefined;
         if (text !== undefined && wireMismatchOf(jsonOf(text))) return await this.parse(res, text);
-        if (text === undefined) await res.body?.cancel();
+        if (text === undefined) await res.discard();
         this.observer?.retry?.(String(res.status));
-        await backoff(this.retry, attempt, res.headers.get('Retry-After'));
+        await backoff(this.retry, attempt, res.header('retry-after'));
         continue;
       }
       if (base64 && res.status === 200) {
         // only this project's gateway echoes the header; an endpoint that did not read the
         // arguments as base64 found no such commands and wrote nothing
-        const read = res.headers.get(ARG_ENCODING) === 'base64';
+        const read = res.header(ARG_ENCODING_LC) === 'base64';
         const wasKnown = this.endpoint.base64;
         this.endpoint.base64 = read;
         if (!read && wasKnown) {
-          await res.body?.cancel();
+          await res.discard();
           throw new ConnectionError('the REST endpoint no longer reads Emq-Arg-Encoding (nothing was written): send the same call again');
         }
       }
@@ -309,7 +311,7 @@ export class RestConnection implements Connection {
     }
   }
 
-  private async parse(res: Response, read?: string): Promise<unknown> {
+  private async parse(res: RestAnswer, read?: string): Promise<unknown> {
     // a reply cut off mid-body is a transport failure (retry the same call), not a server's answer
     const text =
       read ??

@@ -1,0 +1,37 @@
+// The REST connection's two sends, for its tests to run over each: fetch (Workers, and the
+// library outside Node) and undici (Node: shared/connections/rest-node.ts).
+import { undiciTransport } from '../../shared/connections/rest-node.js';
+import { fetchTransport, type RestTransport } from '../../shared/connections/rest.js';
+
+export const SENDS: ReadonlyArray<{ name: string; transport: () => RestTransport }> = [
+  { name: 'fetch', transport: () => fetchTransport() },
+  { name: 'undici', transport: () => undiciTransport() },
+];
+
+export interface Recording {
+  /** Each request as "POST /<first path segment>". */
+  seen: string[];
+  /** Each request's first path segment, "/pipeline". */
+  paths: string[];
+  /** Each /pipeline body's size in bytes. */
+  pipelineBytes: number[];
+  transport: RestTransport;
+}
+
+/** `base`, recording each request; `plain` strips Emq-Arg-Encoding on the way, as an endpoint that does not know it ignores it. */
+export function recording(base: RestTransport, plain = false): Recording {
+  const seen: string[] = [];
+  const paths: string[] = [];
+  const pipelineBytes: number[] = [];
+  const transport: RestTransport = {
+    post(url, path, headers, body, timeoutMs) {
+      paths.push(path.split('/').slice(0, 2).join('/'));
+      seen.push(`POST ${paths.at(-1)}`);
+      if (path === '/pipeline') pipelineBytes.push(typeof body === 'string' ? new TextEncoder().encode(body).length : body.length);
+      const sent = plain ? Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'emq-arg-encoding')) : headers;
+      return base.post(url, path, sent, body, timeoutMs);
+    },
+    close: () => base.close(),
+  };
+  return { seen, paths, pipelineBytes, transport };
+}
