@@ -36,7 +36,16 @@ export const ROWS: RowSpec[] = [
   spec('batch', 'glide', 'enqueueMany x100, glide', 'enqueueMany x100 (glide), 8 in flight', 'bull-bulk'),
   spec('cluster-single', 'cluster', 'enqueue, glide, cluster', `enqueue (glide), ${CLUSTER}`, 'bull-add', 'single'),
   spec('cluster-batch', 'cluster', 'enqueueMany x100, glide, cluster', `enqueueMany x100 (glide), ${CLUSTER}`, 'bull-bulk', 'batch'),
-  spec('rest', 'rest', 'enqueue, REST → gateway', 'enqueue (REST connection → gateway), 64 in flight', 'bull-add', 'single'),
+  spec('rest-fetch', 'rest', 'enqueue, REST (fetch) → gateway', "enqueue (REST connection, Node's fetch → gateway), 64 in flight", 'bull-add', 'single'),
+  spec('rest-undici', 'rest', 'enqueue, REST (undici) → gateway', 'enqueue (REST connection, undici → gateway), 64 in flight', 'bull-add', 'rest-fetch'),
+  spec(
+    'rest-node',
+    'rest',
+    'enqueue, REST on Node → gateway',
+    'enqueue (REST connection on Node: undici, auto-pipelined → gateway), 64 in flight',
+    'bull-add',
+    'rest-fetch',
+  ),
   spec('gateway', 'http', 'HTTP: EVALSHA → gateway → Valkey', 'HTTP: path-style EVALSHA @enqueue → gateway → Valkey', 'webdis'),
   spec('webdis', 'peer', 'HTTP peer: EVALSHA → webdis', 'HTTP peer: path-style EVALSHA @enqueue → webdis → Valkey'),
   spec('worker', 'http', 'HTTP: Worker → gateway → Valkey', 'HTTP: producer Worker (workerd) → gateway → Valkey', 'hono-bullmq', 'fetch-worker'),
@@ -53,6 +62,7 @@ const GROUPS: Record<string, string[]> = {
   bullmq: ['bull-add', 'bull-bulk'],
   glide: ['single', 'batch'],
   cluster: ['cluster-single', 'cluster-batch'],
+  rest: ['rest-fetch', 'rest-undici', 'rest-node'],
   http: HTTP_ROWS,
 };
 

@@ -41,6 +41,8 @@ export interface Target {
   /** Met at or above this ratio (throughput), or at or below it (CPU per request). */
   atLeast?: number;
   atMost?: number;
+  /** The figure's unit, when it is not a ratio ("µs"). */
+  unit?: string;
 }
 
 export const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -111,7 +113,8 @@ export function targets(list: readonly Target[]): string[] {
     const [op, bound] = t.atMost !== undefined ? ['<=', t.atMost] : ['>=', t.atLeast ?? 0];
     const met = t.ratio !== undefined && (op === '<=' ? t.ratio <= bound : t.ratio >= bound);
     const verdict = t.ratio === undefined ? 'N/A ' : met ? 'PASS' : 'FAIL';
-    return `${verdict}  ${t.what} ${op} ${bound.toFixed(2)}x: ${t.ratio === undefined ? 'not measured' : `${t.ratio.toFixed(2)}x`}`;
+    const fmt = (n: number) => (t.unit ? `${n.toFixed(0)} ${t.unit}` : `${n.toFixed(2)}x`);
+    return `${verdict}  ${t.what} ${op} ${fmt(bound)}: ${t.ratio === undefined ? 'not measured' : fmt(t.ratio)}`;
   });
 }
 
@@ -121,11 +124,13 @@ export function targets(list: readonly Target[]): string[] {
 export const usPerOp = (row: Row, cores: number | undefined) =>
   cores === undefined || row.opsPerSec === undefined || row.opsPerSec <= 0 ? undefined : (cores / row.opsPerSec) * 1e6;
 
-/** The µs per op of the row's process `label` (among those in between, then Valkey's), or of its busiest thread. */
+/** The µs per op of the row's process `label` (the load's, those in between, then Valkey's), or of its busiest thread. */
 export function cpuPerOp(rows: readonly Row[], key: string, label: string, thread = false): number | undefined {
   const row = rows.find((r) => r.key === key && r.opsPerSec !== undefined && !r.failed && r.problems.length === 0);
-  const p = row && [...row.between, ...(row.valkey ?? [])].find((x) => x.label === label);
-  return row && p?.use ? usPerOp(row, thread ? p.use.topThread : p.use.cores) : undefined;
+  if (!row) return undefined;
+  if (row.load?.label === label) return usPerOp(row, row.load.cores);
+  const p = [...row.between, ...(row.valkey ?? [])].find((x) => x.label === label);
+  return p?.use ? usPerOp(row, thread ? p.use.topThread : p.use.cores) : undefined;
 }
 
 const fmtUs = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '?' : n < 10 ? n.toFixed(1) : n.toFixed(0));

@@ -20,6 +20,8 @@ export function verdict(rows: readonly Row[]): { verdict: string[]; ratios: stri
       ratio: ratioOf(cpu('worker', 'workerd', true), cpu('fetch-worker', 'workerd', true)),
       atMost: 1.25,
     },
+    { what: 'throughput: enqueue, REST connection on Node / over fetch', ratio: ratioOf(trusted('rest-node'), trusted('rest-fetch')), atLeast: 4 },
+    { what: 'client CPU per enqueue: REST connection on Node', ratio: cpu('rest-node', 'bench'), atMost: 150, unit: 'µs' },
     {
       what: "CPU per request: emq producer's Node process / Hono + BullMQ's",
       ratio: ratioOf(cpu('producer', 'node'), cpu('hono-bullmq', 'node')),
@@ -31,6 +33,7 @@ export function verdict(rows: readonly Row[]): { verdict: string[]; ratios: stri
     ['throughput: emq producer on Node / Hono + BullMQ', 'producer', 'hono-bullmq'],
     ['throughput: gateway / webdis (path-style EVALSHA)', 'gateway', 'webdis'],
     ['cluster / single node, enqueue', 'cluster-single', 'single'],
+    ['REST, a request per enqueue: undici / fetch', 'rest-undici', 'rest-fetch'],
     ['cluster / single node, enqueueMany', 'cluster-batch', 'batch'],
     ['enqueueMany / BullMQ addBulk', 'batch', 'bull-bulk'],
     ['producer Worker / no-op Worker', 'worker', 'noop-worker'],

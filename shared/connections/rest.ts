@@ -15,7 +15,7 @@ import type { Connection, Outcome, Reply, RequestScope, ScriptCommand } from '..
 import type { Observer } from '../observe.js';
 import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, TooLargeError, WireMismatchError } from '../errors.js';
 import { fetchTransport, type RestAnswer, type RestTransport } from './rest-transport.js';
-import { Encoded, planPipeline, runBody, singleBytes, singleOf, type Bounds, type Single } from './rest-encode.js';
+import { Encoded, MAX_PIPELINE_COMMANDS, planPipeline, runBody, singleBytes, singleOf, type Bounds, type Single } from './rest-encode.js';
 
 export { MAX_PIPELINE_COMMANDS } from './rest-encode.js';
 export { fetchTransport, type RestAnswer, type RestTransport } from './rest-transport.js';
@@ -55,6 +55,26 @@ export interface RestOptions {
   fetch?: typeof fetch;
   /** How requests are sent, in place of `fetch` (on Node: undiciTransport, rest-node.ts). */
   transport?: RestTransport;
+  /**
+   * Calls run() in the same tick go as one /pipeline request (default: on), so the endpoint
+   * sees batches even from one busy process. Only where that changes nothing a call can see:
+   * calls of `idempotent` scripts (a retry sends them again, as it would alone), text that
+   * JSON carries no larger than base64 would, up to MERGED_MAX bytes; the rest, and a call
+   * alone in its tick, go as they would without it. Never across withRequest views (each
+   * request's own headers). A failure of that one request (a timeout, 401, 503 after the
+   * retries) is each of its calls' failure.
+   */
+  autoPipeline?: boolean;
+}
+
+/** The largest call merged by autoPipeline, as JSON; a larger one goes alone. */
+const MERGED_MAX = 64 * 1024;
+
+/** A call of run() waiting for its tick's pipeline. */
+interface Waiting {
+  item: Encoded;
+  resolve(outcome: Outcome): void;
+  reject(err: unknown): void;
 }
 
 const RETRYABLE = new Set([502, 503, 504]);
@@ -123,6 +143,9 @@ export class RestConnection implements Connection {
   private readonly transport: RestTransport;
   /** Told of each request sent again (and, through dispatch, of every script call). */
   readonly observer: Observer | undefined;
+  private readonly autoPipeline: boolean;
+  /** This view's calls of this tick, not yet sent (an own property of each withRequest view). */
+  private waiting: Waiting[] | undefined;
 
   constructor({
     url,
@@ -136,6 +159,7 @@ export class RestConnection implements Connection {
     maxRequests = Infinity,
     fetch: fetchImpl,
     transport,
+    autoPipeline = true,
   }: RestOptions) {
     this.base = url.replace(/\/+$/, '');
     this.headers = { Authorization: `Bearer ${token}`, 'Upstash-Encoding': 'base64' };
@@ -147,6 +171,8 @@ export class RestConnection implements Connection {
     this.texts = new Set(idempotent.map((s) => s.text));
     this.transport = transport ?? fetchTransport(fetchImpl);
     this.observer = undefined;
+    this.autoPipeline = autoPipeline;
+    this.waiting = undefined;
   }
 
   /**
@@ -156,33 +182,71 @@ export class RestConnection implements Connection {
    */
   withRequest({ headers, observer }: RequestScope): RestConnection {
     const view = Object.create(this) as RestConnection;
-    const mutable = view as unknown as { requestHeaders: Record<string, string>; observer: Observer | undefined };
+    const mutable = view as unknown as { requestHeaders: Record<string, string>; observer: Observer | undefined; waiting: undefined };
     // a loop, not entries/filter/fromEntries: this runs once per request
     const mine: Record<string, string> = {};
     if (headers) for (const k of Object.keys(headers)) if (!this.ownNames.has(k.toLowerCase())) mine[k] = headers[k]!;
     mutable.requestHeaders = mine;
     mutable.observer = observer;
+    mutable.waiting = undefined;
     return view;
   }
 
   run(command: ScriptCommand): Promise<Outcome> {
-    return this.single(command);
+    const e = new Encoded(command);
+    if (!this.autoPipeline || !this.safe([command]) || e.wantsBase64 || e.jsonBytes > MERGED_MAX) return this.single(e);
+    return new Promise((resolve, reject) => {
+      let waiting = this.waiting;
+      if (!waiting) {
+        const mine = (waiting = this.waiting = []);
+        // two turns, as @upstash/redis waits: the calls its callers make on resuming join in
+        void Promise.resolve()
+          .then(() => undefined)
+          .then(() => this.flush(mine));
+      }
+      waiting.push({ item: e, resolve, reject });
+      if (waiting.length >= MAX_PIPELINE_COMMANDS) this.waiting = undefined;
+    });
   }
 
-  async pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
-    const items = commands.map((c) => new Encoded(c));
-    const steps = planPipeline(items, await this.boundsFor(items));
+  /** Sends a tick's calls: one alone as it would go without autoPipeline, more as a pipeline. */
+  private async flush(calls: Waiting[]): Promise<void> {
+    if (this.waiting === calls) this.waiting = undefined;
+    try {
+      // every call fits a request: the plan needs no bound of maxRequests, and refuses none
+      const outcomes =
+        calls.length === 1
+          ? [await this.single(calls[0]!.item)]
+          : await this.planned(
+              calls.map((c) => c.item),
+              Infinity,
+            );
+      calls.forEach((c, i) => c.resolve(outcomes[i]!));
+    } catch (err) {
+      for (const c of calls) c.reject(err);
+    }
+  }
+
+  pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
+    return this.planned(
+      commands.map((c) => new Encoded(c)),
+      this.bounds.maxRequests,
+    );
+  }
+
+  private async planned(items: readonly Encoded[], maxRequests: number): Promise<Outcome[]> {
+    const steps = planPipeline(items, { ...(await this.boundsFor(items)), maxRequests });
     const outcomes: Outcome[] = [];
     for (const step of steps) {
       if (step.kind === 'single') {
-        outcomes.push(await this.send(step.single, this.safe([commands[step.item]!])));
+        outcomes.push(await this.send(step.single, this.safe([items[step.item]!.command])));
         continue;
       }
       const body = await this.request(
         '/pipeline',
         runBody(items, step.items, step.base64),
         'application/json',
-        this.safe(step.items.map((i) => commands[i]!)),
+        this.safe(step.items.map((i) => items[i]!.command)),
         step.base64,
       );
       if (!Array.isArray(body)) throw new ServerError(`REST ${this.base} refused the pipeline: ${JSON.stringify(body).slice(0, 200)}`);
@@ -233,8 +297,8 @@ export class RestConnection implements Connection {
   }
 
   /** One call in one request. */
-  private async single(command: ScriptCommand): Promise<Outcome> {
-    const e = new Encoded(command);
+  private async single(e: Encoded): Promise<Outcome> {
+    const command = e.command;
     const sha1 = command.op === 'eval' ? this.shaOfText.get(command.script) : undefined;
     const loadable = sha1 === undefined ? undefined : new Encoded({ op: 'evalsha', sha1, keys: command.keys, args: command.args });
     let form = singleOf(e, this.endpoint.base64 === true, loadable);

@@ -15,6 +15,8 @@ export interface Recording {
   paths: string[];
   /** Each /pipeline body's size in bytes. */
   pipelineBytes: number[];
+  /** Each request's X-Request-Id, when it had one. */
+  requestIds: Array<string | undefined>;
   transport: RestTransport;
 }
 
@@ -23,15 +25,17 @@ export function recording(base: RestTransport, plain = false): Recording {
   const seen: string[] = [];
   const paths: string[] = [];
   const pipelineBytes: number[] = [];
+  const requestIds: Array<string | undefined> = [];
   const transport: RestTransport = {
     post(url, path, headers, body, timeoutMs) {
       paths.push(path.split('/').slice(0, 2).join('/'));
       seen.push(`POST ${paths.at(-1)}`);
+      requestIds.push(headers['X-Request-Id']);
       if (path === '/pipeline') pipelineBytes.push(typeof body === 'string' ? new TextEncoder().encode(body).length : body.length);
       const sent = plain ? Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'emq-arg-encoding')) : headers;
       return base.post(url, path, sent, body, timeoutMs);
     },
     close: () => base.close(),
   };
-  return { seen, paths, pipelineBytes, transport };
+  return { seen, paths, pipelineBytes, requestIds, transport };
 }
