@@ -1,6 +1,5 @@
-// What a run is judged by: the targets (a ratio that must be at least, or at most, a bound)
-// and the ratios shown beside them, from the rows that ran. A target whose rows did not run,
-// or are not trusted, is N/A rather than passed.
+// What a run is judged by: the targets (bounds on ratios) and the ratios shown beside them. A
+// target whose rows did not run, or are not trusted, is N/A rather than passed.
 import { BATCH } from './common.js';
 import { CEILING } from './plan.js';
 import { cpuPerOp, figure, fmtRatio, ratioOf, targets, type Row } from './report.js';

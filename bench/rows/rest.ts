@@ -1,7 +1,6 @@
-// The REST connection: enqueue() over connectRest → `emq gateway` → Valkey, the gateway
-// started by scripts/gateway-process.ts. Three rows in the same sitting: fetch, a request per
-// enqueue (the connection before undici and auto-pipelining); undici, a request per enqueue;
-// and what Node gets by default (shared/connections/rest-node.ts): undici, auto-pipelined.
+// The REST connection: enqueue() over connectRest → `emq gateway` → Valkey, three ways in one
+// sitting: fetch, a request per enqueue (as before undici and auto-pipelining); undici, a request
+// per enqueue; and Node's default (shared/connections/rest-node.ts): undici, auto-pipelined.
 import { startGatewayProcess, type GatewayProcess } from '../../scripts/gateway-process.js';
 import { undiciTransport } from '../../shared/connections/rest-node.js';
 import { connectRest, fetchTransport, type RestTransport } from '../../shared/connections/rest.js';
@@ -35,18 +34,10 @@ export async function restRows(bench: Bench): Promise<void> {
       cleanup.push(() => connection.close());
       const queues = queuesOf(`bench-${key}`);
       const step = steps(connection, queues).single;
-      const procs = [{ label: 'gateway', pid: gw.pid }, ...bench.valkey];
-      const count = () => bench.zcards(queues);
+      const between = [{ label: 'gateway', pid: gw.pid }];
       let from = 0;
-      const m = await drivenRow(r, {
-        inFlight: IN_FLIGHT,
-        step,
-        procs,
-        valkey: bench.valkey,
-        count,
-        where: `the ${QUEUES} pending sets`,
-        measuring: () => (from = requests),
-      });
+      const measuring = () => void (from = requests);
+      const m = await drivenRow(r, { inFlight: IN_FLIGHT, step, valkey: bench.valkey, between, count: () => bench.zcards(queues), measuring });
       const perRequest = m.ops / (requests - from);
       const gateway = usPerOp(r, r.between.find((p) => p.label === 'gateway')?.use?.cores);
       r.notes.push(
