@@ -6,10 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectRest } from '../shared/connections/rest.js';
 import { AuthError, ConnectionError, enqueue, enqueueMany, mintId } from '../shared/index.js';
-import { startServer } from '../scripts/valkey.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
-import { SENDS, recording } from './support/rest-sends.js';
+import { SENDS, behindDownValkey, recording } from './support/rest-sends.js';
 
 describe.each(SENDS)('REST connection over $name', (via) => {
   const valkeyUrl = inject('servers')[0]!.url;
@@ -104,35 +103,25 @@ describe.each(SENDS)('REST connection over $name', (via) => {
     expect(await admin.footprint(q)).toEqual({});
   });
 
-  it('Valkey down behind the gateway: 503s are retried a bounded number of times, then ConnectionError', { timeout: 30_000 }, async () => {
-    const down = await startServer();
-    await down.stop();
-    const gw = await startGatewayProcess(down.url, { EMQ_GATEWAY_TIMEOUT_MS: '500' });
-    try {
+  it('Valkey down behind the gateway: 503s are retried a bounded number of times, then ConnectionError', { timeout: 30_000 }, () =>
+    behindDownValkey(async (gw) => {
       const rec = recording(via.transport());
       const rest = connectRest({ url: gw.url, token: gw.producer, retries: 2, backoffMs: 10, transport: rec.transport });
       const error = await enqueue(rest, 'q', mintId(), 'x').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectionError);
       expect((error as Error).message).toMatch(/503/);
       expect(rec.seen).toEqual(['POST /evalsha', 'POST /evalsha', 'POST /evalsha']);
-    } finally {
-      expect(await gw.stop()).toBe(0);
-    }
-  });
+    }),
+  );
 
-  it("only this project's scripts are retried: another script gets one try", { timeout: 30_000 }, async () => {
-    const down = await startServer();
-    await down.stop();
-    const gw = await startGatewayProcess(down.url, { EMQ_GATEWAY_TIMEOUT_MS: '500' });
-    try {
+  it("only this project's scripts are retried: another script gets one try", { timeout: 30_000 }, () =>
+    behindDownValkey(async (gw) => {
       const rec = recording(via.transport());
       const rest = connectRest({ url: gw.url, token: gw.admin, retries: 2, backoffMs: 10, transport: rec.transport });
       await expect(rest.run({ op: 'eval', script: 'return 1', keys: [], args: ['x'] })).rejects.toBeInstanceOf(ConnectionError);
       expect(rec.seen).toHaveLength(1);
-    } finally {
-      expect(await gw.stop()).toBe(0);
-    }
-  });
+    }),
+  );
 
   describe('an endpoint that never answers', () => {
     let silent: Server;

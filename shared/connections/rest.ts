@@ -57,7 +57,7 @@ export interface RestOptions {
   transport?: RestTransport;
   /**
    * Calls run() in the same tick go as one /pipeline request (default: on), so the endpoint
-   * sees batches even from one busy process. Only where that changes nothing a call can see:
+   * sees batches even from one busy caller. Only where that changes nothing a call can see:
    * calls of `idempotent` scripts (a retry sends them again, as it would alone), text that
    * JSON carries no larger than base64 would, up to MERGED_MAX bytes; the rest, and a call
    * alone in its tick, go as they would without it. Never across withRequest views (each

@@ -1,7 +1,10 @@
 // The REST connection's two sends, for its tests to run over each: fetch (Workers, and the
 // library outside Node) and undici (Node: shared/connections/rest-node.ts).
+import { expect } from 'vitest';
+import { startServer } from '../../scripts/valkey.js';
 import { undiciTransport } from '../../shared/connections/rest-node.js';
 import { fetchTransport, type RestTransport } from '../../shared/connections/rest.js';
+import { startGatewayProcess, type GatewayProcess } from './gateway.js';
 
 export const SENDS: ReadonlyArray<{ name: string; transport: () => RestTransport }> = [
   { name: 'fetch', transport: () => fetchTransport() },
@@ -38,4 +41,16 @@ export function recording(base: RestTransport, plain = false): Recording {
     close: () => base.close(),
   };
   return { seen, paths, pipelineBytes, requestIds, transport };
+}
+
+/** `body` against a gateway whose Valkey is down (every script call answers 503); the gateway must exit 0 after. */
+export async function behindDownValkey(body: (gw: GatewayProcess) => Promise<void>): Promise<void> {
+  const down = await startServer();
+  await down.stop();
+  const gw = await startGatewayProcess(down.url, { EMQ_GATEWAY_TIMEOUT_MS: '500' });
+  try {
+    await body(gw);
+  } finally {
+    expect(await gw.stop()).toBe(0);
+  }
 }
