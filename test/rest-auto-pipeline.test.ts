@@ -80,6 +80,17 @@ describe.each(SENDS)('REST auto-pipelining over $name', (via) => {
     expect(rec.requestIds.sort()).toEqual(['req-a', 'req-b']);
   });
 
+  it('a call larger than a /pipeline body may be (maxRequestBytes) goes alone, path-style; none is refused', async () => {
+    const rec = recording(via.transport());
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: rec.transport, maxRequestBytes: 1_000 });
+    const q = freshQueue('ap');
+    await enqueue(rest, q, mintId(), 'warm');
+    rec.seen.length = 0;
+    const payloads = ['x'.repeat(1_200), 'y'.repeat(1_200), 'small', 'small too'];
+    expect(await Promise.all(payloads.map((p) => enqueue(rest, q, mintId(), p)))).toEqual(payloads.map(() => 'enqueued'));
+    expect(rec.seen).toEqual(['POST /evalsha', 'POST /evalsha', 'POST /pipeline']);
+  });
+
   it('autoPipeline: false sends each call in its own request', async () => {
     const { rec, rest } = connect(false);
     const q = freshQueue('ap');

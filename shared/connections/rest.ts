@@ -194,7 +194,9 @@ export class RestConnection implements Connection {
 
   run(command: ScriptCommand): Promise<Outcome> {
     const e = new Encoded(command);
-    if (!this.autoPipeline || !this.safe([command]) || e.wantsBase64 || e.jsonBytes > MERGED_MAX) return this.single(e);
+    // a merged call always fits a /pipeline body, so a tick's plan has no call alone and refuses none
+    const fits = e.jsonBytes <= Math.min(MERGED_MAX, this.bounds.maxRequestBytes - 3);
+    if (!this.autoPipeline || !this.safe([command]) || e.wantsBase64 || !fits) return this.single(e);
     return new Promise((resolve, reject) => {
       let waiting = this.waiting;
       if (!waiting) {
@@ -213,7 +215,7 @@ export class RestConnection implements Connection {
   private async flush(calls: Waiting[]): Promise<void> {
     if (this.waiting === calls) this.waiting = undefined;
     try {
-      // every call fits a request: the plan needs no bound of maxRequests, and refuses none
+      // no bound of maxRequests: each call alone would have been a request of its own
       const outcomes =
         calls.length === 1
           ? [await this.single(calls[0]!.item)]
