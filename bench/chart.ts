@@ -4,25 +4,17 @@ import type { Group, Row } from './report.js';
 
 const TITLE = 'EchoMQ enqueue: ops/s per row, one run, one Valkey';
 
-const COLOURS: Record<Group, string> = {
-  server: '#374151',
-  peer: '#d97706',
-  glide: '#2563eb',
-  cluster: '#7c3aed',
-  rest: '#0891b2',
-  http: '#059669',
-  floor: '#cbd5e1',
-};
-/** The chart's legend, in this order. */
-const LEGEND: Array<[Group, string]> = [
-  ['server', 'server alone'],
-  ['glide', 'glide'],
-  ['cluster', 'glide, cluster'],
-  ['rest', 'REST'],
-  ['http', 'HTTP'],
-  ['floor', 'no-op floors'],
-  ['peer', 'peers: BullMQ, webdis'],
+/** Each group's colour and legend, in the legend's order. */
+const LEGEND: Array<[Group, string, string]> = [
+  ['server', '#374151', 'server alone'],
+  ['glide', '#2563eb', 'glide'],
+  ['cluster', '#7c3aed', 'glide, cluster'],
+  ['rest', '#0891b2', 'REST'],
+  ['http', '#059669', 'HTTP'],
+  ['floor', '#cbd5e1', 'no-op floors'],
+  ['peer', '#d97706', 'peers: BullMQ, webdis'],
 ];
+const COLOURS = Object.fromEntries(LEGEND.map(([group, colour]) => [group, colour])) as Record<Group, string>;
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -74,10 +66,10 @@ export function chart(rows: readonly Row[], subtitle: string, ceilingKey: string
     out.push(`<line x1="${cx}" y1="${top - 6}" x2="${cx}" y2="${plotBottom}" stroke="#111827" stroke-dasharray="4 3"/>`);
   }
   let lx = labelW;
-  for (const [group, text] of LEGEND) {
+  for (const [group, colour, text] of LEGEND) {
     if (!bars.some((r) => r.group === group)) continue;
     out.push(
-      `<rect x="${lx}" y="${top - 20}" width="10" height="10" fill="${COLOURS[group]}"/>`,
+      `<rect x="${lx}" y="${top - 20}" width="10" height="10" fill="${colour}"/>`,
       `<text x="${lx + 14}" y="${top - 11}" fill="#374151">${esc(text)}</text>`,
     );
     lx += 24 + text.length * 6.5;

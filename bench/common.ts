@@ -1,5 +1,4 @@
-// What the rows share: the settings, the run they report into (Bench), the job they enqueue,
-// the closed-loop driver, and the filling of a row's figures and checks.
+// What the rows share: the settings, the run (Bench), the job, the closed-loop driver, the figures.
 import { join } from 'node:path';
 import type { Connection } from '../shared/connection.js';
 import { enqueue, enqueueMany, mintId } from '../shared/index.js';
@@ -16,14 +15,11 @@ export const BATCHES_IN_FLIGHT = 8;
 export const QUEUES = 64;
 export const PRIMARIES = 3;
 
-/** The run, as the rows see it. */
+/** The run, as the rows see it: the server (`valkey`: its process, when on this machine), the page's header lines, a scratch directory. */
 export interface Bench {
   server: Server;
-  /** The server's process, when it is on this machine. */
   valkey: Proc[];
-  /** Lines for the page's header. */
   header: string[];
-  /** A scratch directory, removed at the end. */
   tmp: string;
   runs(key: string): boolean;
   aborting(): boolean;
@@ -36,11 +32,7 @@ export interface Bench {
 }
 
 let logs = 0;
-/**
- * A fresh file in the run's scratch directory for a server's stdout: its request logs go
- * there, as a service manager would keep them, not into a pipe the bench drains line by line
- * (a pipe wakes its reader on every line, which shows in the writer's CPU).
- */
+/** A file for a server's stdout (its request logs), as a service manager keeps them: a pipe would wake its reader every line. */
 export function logFile(tmp: string, label: string): string {
   return join(tmp, `${label.replace(/[^a-z0-9-]+/gi, '-')}-${++logs}.log`);
 }
@@ -52,18 +44,10 @@ export function payloadOf(n: number) {
 
 export const queuesOf = (prefix: string) => Array.from({ length: QUEUES }, (_, i) => `${prefix}-${i}`);
 
-export interface Driven {
-  /** Units done (jobs, not calls: a batch of 100 counts 100). */
-  ops: number;
-  seconds: number;
-  /** Each call's latency in ms (a batch is one call), sorted, when asked for. */
-  latencies: number[];
-}
+/** Units done (jobs: a batch of 100 counts 100); each call's latency in ms, sorted, when asked for. */
+export type Driven = { ops: number; seconds: number; latencies: number[] };
 
-/**
- * Closed-loop load: `concurrency` workers, each awaiting `step()` (which answers how many
- * units it did) in a loop until `ms` has passed. The first failure stops every worker and is thrown.
- */
+/** Closed-loop load: `concurrency` workers, each awaiting `step()` (its units done) until `ms` has passed; the first failure stops all. */
 export async function drive(concurrency: number, ms: number, step: () => Promise<number>, keepLatencies = false): Promise<Driven> {
   const start = performance.now();
   const end = start + ms;
@@ -126,16 +110,14 @@ export function fillCpu(row: Row, cpu: CpuWindow, valkey: readonly Proc[], load:
   row.others = cpu.machine === undefined ? undefined : Math.max(0, cpu.machine - ours);
 }
 
+/** CPU sampled: `valkey`'s and `between`'s; `count`: the jobs held after, in `where` (64 pending sets); `measuring`: called before the window. */
 export interface DrivenRow {
   inFlight: number;
   step: () => Promise<number>;
-  /** The processes whose CPU is sampled; `valkey` are those of them that are Valkey. */
-  procs: readonly Proc[];
   valkey: readonly Proc[];
-  /** The jobs held after the row, and where (for the check against those sent). */
+  between?: readonly Proc[];
   count: () => Promise<number>;
-  where: string;
-  /** Called between the warm-up and the measured window. */
+  where?: string;
   measuring?: () => void;
 }
 
@@ -143,13 +125,13 @@ export interface DrivenRow {
 export async function drivenRow(row: Row, d: DrivenRow): Promise<Driven> {
   const warm = await drive(d.inFlight, WARM_MS, d.step);
   d.measuring?.();
-  const { value: m, cpu } = await cpuWindow(d.procs, () => drive(d.inFlight, MEASURE_MS, d.step, true));
+  const { value: m, cpu } = await cpuWindow([...(d.between ?? []), ...d.valkey], () => drive(d.inFlight, MEASURE_MS, d.step, true));
   fillCpu(row, cpu, d.valkey, { label: 'bench', cores: cpu.self });
   row.opsPerSec = m.ops / m.seconds;
   row.p50Ms = quantile(m.latencies, 0.5);
   row.p99Ms = quantile(m.latencies, 0.99);
-  const [held, sent] = [await d.count(), warm.ops + m.ops];
-  if (held !== sent) row.problems.push(`${fmtInt(held)} jobs in ${d.where}, ${fmtInt(sent)} enqueued (warm-up included)`);
-  else row.notes.push(`checked: ${fmtInt(held)} jobs in ${d.where}, as many as enqueued (warm-up included)`);
+  const [held, sent, where] = [await d.count(), warm.ops + m.ops, d.where ?? `the ${QUEUES} pending sets`];
+  if (held !== sent) row.problems.push(`${fmtInt(held)} jobs in ${where}, ${fmtInt(sent)} enqueued (warm-up included)`);
+  else row.notes.push(`checked: ${fmtInt(held)} jobs in ${where}, as many as enqueued (warm-up included)`);
   return m;
 }

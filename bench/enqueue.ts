@@ -1,17 +1,7 @@
-// npm run bench: enqueue throughput, every way in (the rows of plan.ts), from one run on one
-// private Valkey, in one table with ratios against the server ceiling and against BullMQ,
-// judged by the targets of verdict.ts and saved with a chart. Each row has a warm-up, then the
-// measured window with the CPU of every process involved; rows run one at a time, each
-// starting and stopping its own processes (rows/*.ts). A full run writes
-// bench/results/latest.{md,svg} and nothing else: a release keeps its baseline by copying them.
-//
-// Env: BENCH_MS (measured window per row, ms; default 5000), BENCH_WARM_MS (default 1000),
-// BENCH_ONLY=name,... (or names as arguments; rows by key or group; a subset is not saved),
-// BENCH_MAX_BATCH (glide's maxBatch), BENCH_SAVE=0 (print only), BENCH_RESULTS=<dir> (save any run there
-// instead), BENCH_DEADLINE_MS (default 300000), VALKEY_URL (another server for the single-node
-// rows; only the bench's keys are removed then). Every process started is stopped at the end,
-// on failure, on SIGINT/SIGTERM and past the deadline.
-import { execFileSync } from 'node:child_process';
+// npm run bench: enqueue throughput, every way in (plan.ts; rows/*.ts, one at a time), on one private
+// Valkey, judged by verdict.ts; a full run writes bench/results/latest.{md,svg}. Env: BENCH_MS (ms
+// measured per row, 5000), BENCH_WARM_MS (1000), BENCH_ONLY=name,... or arguments (rows or groups;
+// not saved), BENCH_SAVE=0, BENCH_DEADLINE_MS (300000), past which every process is stopped.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +9,7 @@ import { repoRoot } from '../scripts/repo-root.js';
 import { chart } from './chart.js';
 import { MEASURE_MS, WARM_MS, type Bench } from './common.js';
 import { CEILING, MEMORY, ROWS, selection } from './plan.js';
-import { accounting, stopAll } from './procs.js';
+import { accounting, outputOf, stopAll } from './procs.js';
 import { machine, page, table, type Row } from './report.js';
 import { glideRows } from './rows/glide.js';
 import { httpRows } from './rows/http.js';
@@ -32,21 +22,18 @@ import { verdict } from './verdict.js';
 
 const DEADLINE_MS = Number(process.env.BENCH_DEADLINE_MS) || 300_000;
 const ROOT = repoRoot();
-const RESULTS_DEFAULT = join(ROOT, 'bench', 'results');
+const RESULTS = join(ROOT, 'bench', 'results');
 
 async function main(): Promise<number> {
   const t0 = performance.now();
   const started = new Date();
   const only = selection([...process.argv.slice(2), ...(process.env.BENCH_ONLY?.split(',') ?? [])]);
   const runs = (key: string) => !only || only.has(key);
-  // full runs save to bench/results/; BENCH_RESULTS=<dir> saves any run there instead
-  const results = process.env.BENCH_RESULTS || RESULTS_DEFAULT;
-  const save = process.env.BENCH_SAVE !== '0' && (!only || results !== RESULTS_DEFAULT);
+  const save = process.env.BENCH_SAVE !== '0' && !only;
   const tmp = mkdtempSync(join(tmpdir(), 'emq-bench-'));
   const server = await Server.open();
   const rows: Row[] = [];
   let aborting = false;
-
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -71,7 +58,7 @@ async function main(): Promise<number> {
 
   const bench: Bench = {
     server,
-    valkey: server.pid ? [{ label: 'valkey', pid: server.pid }] : [],
+    valkey: [{ label: 'valkey', pid: server.pid }],
     header: [],
     tmp,
     runs,
@@ -79,9 +66,8 @@ async function main(): Promise<number> {
     row: async (key, body) => {
       const n = ROWS.findIndex((s) => s.key === key) + 1;
       if (!runs(key) || aborting) return;
-      const { group, short, name, peer, ref } = ROWS[n - 1]!;
-      process.stderr.write(`bench: ${n}. ${name}...\n`);
-      const r: Row = { n, key, name, short, group, between: [], notes: [], problems: [], ...(peer ? { peer } : {}), ...(ref ? { ref } : {}) };
+      process.stderr.write(`bench: ${n}. ${ROWS[n - 1]!.name}...\n`);
+      const r: Row = { n, ...ROWS[n - 1]!, between: [], notes: [], problems: [] };
       rows.push(r);
       const cleanup: Array<() => Promise<void>> = [];
       try {
@@ -107,7 +93,6 @@ async function main(): Promise<number> {
       return sum;
     },
   };
-
   let version = '?';
   let memory: string[] | undefined;
   try {
@@ -125,33 +110,30 @@ async function main(): Promise<number> {
   const seconds = (performance.now() - t0) / 1000;
   const commit = gitDescribe();
   const stamp = started.toISOString().replace(/\.\d+Z$/, 'Z');
+  const ceiling = { key: CEILING, n: ROWS.findIndex((r) => r.key === CEILING) + 1 };
   const intro = [
     `${stamp}, ${commit}; whole run ${seconds.toFixed(0)} s (\`npm run bench\`)`,
     `machine: ${machine()}; other processes may share it (the "others" column)`,
-    `server: ${version} (${server.owned ? 'private, started by the bench' : 'VALKEY_URL'}), one process for every single-node row`,
+    `server: ${version} (private, started by the bench), one process for every single-node row`,
     ...bench.header,
     `each row: warm-up ${WARM_MS / 1000} s, measured ${MEASURE_MS / 1000} s (the server rows: a fixed count, sized to about that); jobs of ~100 bytes`,
   ];
-  const ceiling = { key: CEILING, n: ROWS.findIndex((r) => r.key === CEILING) + 1 };
   const md = page({ intro, rows, ceiling, ...verdict(rows), ...(memory ? { memory } : {}), accounting: accounting() }, 'latest.svg');
   process.stdout.write(md);
   if (save) {
-    mkdirSync(results, { recursive: true });
-    writeFileSync(join(results, 'latest.svg'), chart(rows, `${stamp} · ${commit} · ${machine()} · ${version}`, CEILING));
-    writeFileSync(join(results, 'latest.md'), md);
-    process.stderr.write(`bench: wrote ${results}/latest.md, latest.svg\n`);
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(join(RESULTS, 'latest.svg'), chart(rows, `${stamp} · ${commit} · ${machine()} · ${version}`, CEILING));
+    writeFileSync(join(RESULTS, 'latest.md'), md);
+    process.stderr.write(`bench: wrote ${RESULTS}/latest.md, latest.svg\n`);
   }
   return rows.some((r) => r.failed) ? 1 : 0;
 }
 
 /** "commit abc1234" (+ "with local changes"), or "not a git checkout". */
 function gitDescribe(): string {
-  try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', timeout: 5_000 }).trim();
-    return `commit ${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with local changes' : ''}`;
-  } catch {
-    return 'not a git checkout';
-  }
+  const git = (...args: string[]) => outputOf('git', ['-C', ROOT, ...args]);
+  const head = git('rev-parse', '--short', 'HEAD');
+  return head ? `commit ${head}${git('status', '--porcelain', '--untracked-files=no') ? ' with local changes' : ''}` : 'not a git checkout';
 }
 
 // glide's client keeps the loop alive after close; exit explicitly.

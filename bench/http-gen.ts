@@ -1,12 +1,6 @@
-// The HTTP rows' load generator: wrk (installed from the distribution's packages when missing,
-// like webdis), 2 threads, `connections` keep-alive connections in a closed loop for `ms`, one
-// fixed POST or PUT (the same headers and body every time). Its Lua script counts the answers
-// by status and prints the latency percentiles; its CPU is read from the reaping shell's
-// cutime/cstime, so it is exact. Only `expectStatus` counts as ok (and, given `expectBody`, only
-// with that exact body); anything else is counted by status and the first kept. Given `idSlot`,
-// every occurrence of it in the URL is replaced by a fresh job id per request (JOB0 + `idTag` +
-// the thread's digit + a counter in 8 base62 digits): each request enqueues a new job, as the
-// HTTP producers do.
+// The HTTP rows' load: wrk, 2 threads, `connections` in a closed loop, one fixed request; its Lua
+// counts answers by status (ok: `expectStatus`, and `expectBody`) and a fresh job id replaces
+// `idSlot` in each URL (JOB0 + `idTag` + the thread + a base62 counter). CPU: exact, from the shell.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureTool } from '../scripts/valkey.js';
@@ -15,39 +9,31 @@ import { runTool } from './procs.js';
 
 export interface LoadSpec {
   url: string;
-  /** Default POST. */
   method?: 'POST' | 'PUT';
   headers: Record<string, string>;
   body: string;
   connections: number;
   ms: number;
   expectStatus: number;
-  /** The exact body an ok answer carries, when the status alone does not tell (a duplicate is 200 too). */
   expectBody?: string;
-  /** A token in `url` that each request replaces with a fresh job id; `idTag` (one base62 character) keeps runs apart. */
   idSlot?: string;
   idTag?: string;
 }
 
+/** Answers received (`requests`), those ok, the others by kind ("status 500 x3", "timeout x1") and the first; the generator's cores. */
 export interface LoadResult {
   seconds: number;
-  /** Answers received (any status). */
   requests: number;
-  /** Answers with expectStatus. */
   ok: number;
-  /** "status 500 x3", "timeout x1"... */
   errors: string[];
   firstError?: string | undefined;
   p50Ms: number | undefined;
   p99Ms: number | undefined;
-  /** Cores the generator used over `seconds` (all its threads); undefined when unknown. */
   cores: number | undefined;
 }
 
-const THREADS = 2;
-
-/** wrk's path, installed when missing (scripts/valkey.ts ensureTool); throws when it cannot be. */
-function wrkPath(): string {
+/** wrk's path, installed when missing; throws when it cannot be. */
+export function wrkPath(): string {
   const path = ensureTool('wrk');
   if (!path) throw new Error('no wrk, and it cannot be installed here (Debian and Ubuntu have it: apt-get install wrk)');
   return path;
@@ -119,7 +105,7 @@ export async function runLoad(spec: LoadSpec, dir: string): Promise<LoadResult> 
   const script = join(dir, `load-${process.pid}.lua`);
   writeFileSync(script, wrkScript(spec));
   const seconds = Math.max(1, Math.round(spec.ms / 1000));
-  const args = ['-t', String(THREADS), '-c', String(spec.connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', script, spec.url];
+  const args = ['-t', '2', '-c', String(spec.connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', script, spec.url];
   const run = await runTool('wrk', wrkPath(), args, spec.ms + 15_000);
   if (run.code !== 0) throw new Error(`wrk exited ${run.code}: ${run.stderr.trim() || run.stdout.trim()}`);
   const values = new Map<string, string>();

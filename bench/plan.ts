@@ -3,25 +3,10 @@
 import { PRIMARIES } from './common.js';
 import type { Group } from './report.js';
 
-export interface RowSpec {
-  key: string;
-  group: Group;
-  /** Its label in the chart; its name in the table. */
-  short: string;
-  name: string;
-  /** The row it is compared with as a peer (BullMQ, webdis), and as a reference (its floor, or the single node). */
-  peer?: string;
-  ref?: string;
-}
+/** A row: its key, label in the chart (`short`), name in the table, and the rows it is compared with as a peer (BullMQ, webdis) and a reference (its floor, the single node). */
+export type RowSpec = { key: string; group: Group; short: string; name: string; peer?: string | undefined; ref?: string | undefined };
 
-const spec = (key: string, group: Group, short: string, name: string, peer?: string, ref?: string): RowSpec => ({
-  key,
-  group,
-  short,
-  name,
-  ...(peer ? { peer } : {}),
-  ...(ref ? { ref } : {}),
-});
+const spec = (key: string, group: Group, short: string, name: string, peer?: string, ref?: string): RowSpec => ({ key, group, short, name, peer, ref });
 
 /** The row every other is divided by. */
 export const CEILING = 'ceiling';
@@ -36,7 +21,9 @@ export const ROWS: RowSpec[] = [
   spec('batch', 'glide', 'enqueueMany x100, glide', 'enqueueMany x100 (glide), 8 in flight', 'bull-bulk'),
   spec('cluster-single', 'cluster', 'enqueue, glide, cluster', `enqueue (glide), ${CLUSTER}`, 'bull-add', 'single'),
   spec('cluster-batch', 'cluster', 'enqueueMany x100, glide, cluster', `enqueueMany x100 (glide), ${CLUSTER}`, 'bull-bulk', 'batch'),
-  spec('rest', 'rest', 'enqueue, REST → gateway', 'enqueue (REST connection → gateway), 64 in flight', 'bull-add', 'single'),
+  spec('rest-fetch', 'rest', 'enqueue, REST (fetch) → gateway', "enqueue (REST connection, Node's fetch → gateway), 64 in flight", 'bull-add', 'single'),
+  spec('rest-undici', 'rest', 'enqueue, REST (undici) → gateway', 'enqueue (REST connection, undici → gateway), 64 in flight', 'bull-add', 'rest-fetch'),
+  spec('rest-node', 'rest', 'enqueue, REST on Node', 'enqueue (REST on Node: undici, auto-pipelined), 64 in flight', 'bull-add', 'rest-fetch'),
   spec('gateway', 'http', 'HTTP: EVALSHA → gateway → Valkey', 'HTTP: path-style EVALSHA @enqueue → gateway → Valkey', 'webdis'),
   spec('webdis', 'peer', 'HTTP peer: EVALSHA → webdis', 'HTTP peer: path-style EVALSHA @enqueue → webdis → Valkey'),
   spec('worker', 'http', 'HTTP: Worker → gateway → Valkey', 'HTTP: producer Worker (workerd) → gateway → Valkey', 'hono-bullmq', 'fetch-worker'),
@@ -53,6 +40,7 @@ const GROUPS: Record<string, string[]> = {
   bullmq: ['bull-add', 'bull-bulk'],
   glide: ['single', 'batch'],
   cluster: ['cluster-single', 'cluster-batch'],
+  rest: ['rest-fetch', 'rest-undici', 'rest-node'],
   http: HTTP_ROWS,
 };
 

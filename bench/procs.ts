@@ -1,13 +1,10 @@
-// The bench's processes and their CPU. Every process it starts is tracked here, so one set of
-// rules stops them all: servers run detached, each leading its process group (SIGTERM to the
-// group, SIGKILL after a grace period); tools (wrk, valkey-benchmark) run to completion under a
-// shell that reports their CPU; processes started by scripts/ (Valkey, the gateway) are adopted
-// by pid; stopAll() stops what still runs, and an 'exit' hook SIGKILLs anything left. CPU comes
-// from /proc (Linux), per process and per thread: a Node server's JS runs on its main thread, a
-// workerd isolate on one thread, glide's I/O on its own threads.
+// The bench's processes and their CPU. Every process it starts is tracked here: servers run
+// detached, each leading its process group (SIGTERM to the group, SIGKILL after a grace
+// period); tools (wrk, valkey-benchmark) run under a shell that reports their CPU; processes
+// started by scripts/ (Valkey, the gateway) are adopted by pid. stopAll() stops what still
+// runs; an 'exit' hook SIGKILLs anything left. CPU comes from /proc (Linux), per thread too.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
-import { connect } from 'node:net';
 import { urlLineOf } from '../scripts/url-line.js';
 import { freePort } from '../scripts/valkey.js';
 
@@ -18,20 +15,17 @@ const GRACE_MS = 5_000;
 export interface Tracked {
   label: string;
   pid: number;
-  /** What it wrote to stderr so far, the last 8 KB. */
+  /** The last 8 KB it wrote to stderr. */
   output(): string;
   /** SIGTERM (to its group), SIGKILL after a grace period; the exit code (null when killed by a signal). */
   stop(): Promise<number | null>;
 }
 
 /** A server that printed its URL. */
-export interface Child extends Tracked {
-  url: string;
-}
+export type Child = Tracked & { url: string };
 
-/** Running, with how to kill it at exit. */
+/** Running, with how to kill it at exit (`byOwner`: not by stopAll()); and every process started, for the account. */
 const live = new Map<Tracked, { kill: () => void; byOwner?: boolean }>();
-/** Every process started, running or not, for the account at the end. */
 const history: Array<{ label: string; pid: number }> = [];
 
 const gone = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
@@ -43,22 +37,14 @@ const kill = (pid: number, signal: NodeJS.Signals) => {
     return false; // already gone
   }
 };
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid !== undefined && !gone(child) && !kill(-child.pid, signal)) kill(child.pid, signal); // detached: it leads its own group
-}
-
-// the last resort: whatever way the bench leaves, no child outlives it
+const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
+  if (child.pid !== undefined && !gone(child) && !kill(-child.pid, signal)) kill(child.pid, signal);
+};
 process.on('exit', () => {
   for (const { kill } of live.values()) kill();
 });
 
-/**
- * Takes in a process started by scripts/ (Valkey, the gateway): counted in the account,
- * SIGKILLed at exit unless stopped first, and stopped by stopAll() unless `byOwner` (the
- * Valkey servers: their owner stops them after everything in front of them). Returns its
- * stop, made once-only.
- */
+/** Takes in a process started by scripts/ (Valkey, the gateway); `byOwner`: not stopped by stopAll(). Returns its stop, once-only. */
 export function adopt<R>(label: string, pid: number, stop: () => Promise<R>, byOwner = false): () => Promise<R> {
   history.push({ label, pid });
   let stopping: Promise<R> | undefined;
@@ -68,20 +54,19 @@ export function adopt<R>(label: string, pid: number, stop: () => Promise<R>, byO
   return once;
 }
 
+export interface Serving {
+  stdoutFile?: string | undefined;
+  env?: Record<string, string> | undefined;
+  command?: string | undefined;
+  cwd?: string | undefined;
+  port?: number | undefined;
+}
+
 /** Spawns `command` detached, in its own process group, and tracks it until it exits. */
-function track(
-  label: string,
-  command: string,
-  args: readonly string[],
-  options: { env?: Record<string, string>; cwd?: string; stdin?: boolean; stdoutFile?: string } = {},
-) {
-  const stdout = options.stdoutFile === undefined ? 'pipe' : openSync(options.stdoutFile, 'w');
-  const child = spawn(command, args, {
-    env: { ...process.env, ...options.env },
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-    stdio: [options.stdin ? 'pipe' : 'ignore', stdout, 'pipe'],
-    detached: true,
-  });
+function track(label: string, command: string, args: readonly string[], options: Omit<Serving, 'port' | 'command'> & { stdin?: boolean } = {}) {
+  const { env, cwd, stdin, stdoutFile } = options;
+  const stdout = stdoutFile === undefined ? 'pipe' : openSync(stdoutFile, 'w');
+  const child = spawn(command, args, { env: { ...process.env, ...env }, cwd, stdio: [stdin ? 'pipe' : 'ignore', stdout, 'pipe'], detached: true });
   if (typeof stdout === 'number') closeSync(stdout); // the child has its own copy
   let out = '';
   const keep = (d: Buffer) => void (out = (out + d.toString()).slice(-8192));
@@ -95,15 +80,14 @@ function track(
     child.once('exit', (code) => resolve(code));
   });
   let stopping: Promise<number | null> | undefined;
-  let termed = false; // a second SIGTERM would kill a draining server by the default action
   const tracked: Tracked = {
     label,
     pid: child.pid ?? -1,
     output: () => out,
+    // once: a second SIGTERM would kill a draining server by the default action
     stop: () =>
       (stopping ??= (async () => {
-        if (!termed) killGroup(child, 'SIGTERM');
-        termed = true;
+        killGroup(child, 'SIGTERM');
         const timer = setTimeout(() => killGroup(child, 'SIGKILL'), GRACE_MS);
         const code = await exited;
         clearTimeout(timer);
@@ -116,24 +100,14 @@ function track(
   return { child, tracked, exited };
 }
 
-/**
- * Starts a server, its stdout (the URL line, then its request logs) going to `stdoutFile` as a
- * service manager would keep it, not into a pipe the bench drains line by line (a pipe wakes
- * its reader on every line, which shows in the writer's CPU). Ready once the file's first line
- * is its URL; or, given `port` (workerd, webdis: they print none), once that port accepts a
- * connection. Stopped and thrown on failure to start in time.
- */
-export async function spawnServing(
-  label: string,
-  args: string[],
-  options: { stdoutFile: string; env?: Record<string, string>; command?: string; cwd?: string; port?: number },
-): Promise<Child> {
-  const { env, command = process.execPath, cwd, port, stdoutFile } = options;
+/** Starts a server, ready once `stdoutFile`'s first line is its URL, or, given `port` (workerd, webdis print none), once it answers HTTP. */
+export async function spawnServing(label: string, args: string[], options: Serving & { stdoutFile: string }): Promise<Child> {
+  const { command = process.execPath, port, stdoutFile } = options;
   // stdin: a pipe the Node servers watch, so they exit when the bench dies without a word
-  const { tracked, exited } = track(label, command, args, { ...(env ? { env } : {}), ...(cwd ? { cwd } : {}), stdoutFile, stdin: port === undefined });
+  const { tracked, exited } = track(label, command, args, { ...options, stdin: port === undefined });
   const why = () => tracked.output().trim().slice(-1000);
   try {
-    const url = port === undefined ? await urlLineOf(stdoutFile, exited, STARTUP_MS, why) : await accepting(port, exited, why);
+    const url = port === undefined ? await urlLineOf(stdoutFile, exited, STARTUP_MS, why) : await answering(`http://127.0.0.1:${port}`, exited, why);
     return { ...tracked, url };
   } catch (e) {
     await tracked.stop();
@@ -141,29 +115,20 @@ export async function spawnServing(
   }
 }
 
-/** http://127.0.0.1:<port> once it accepts a connection; rejects when `exited` settles first or after STARTUP_MS. */
-function accepting(port: number, exited: Promise<unknown>, why: () => string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const timer = setTimeout(() => ((done = true), reject(new Error(`did not start within ${STARTUP_MS} ms: ${why()}`))), STARTUP_MS);
-    void exited.then((code) => ((done = true), clearTimeout(timer), reject(new Error(`exited (${code}) before it served: ${why()}`))));
-    const poll = async () => {
-      if (done) return;
-      if (await canConnect(port)) return (clearTimeout(timer), resolve(`http://127.0.0.1:${port}`));
-      setTimeout(poll, 50);
-    };
-    void poll();
-  });
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean) => (sock.destroy(), resolve(ok));
-    sock.setTimeout(500, () => done(false));
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
-  });
+/** `url` once it answers HTTP (any status); throws when `exited` settles first or after STARTUP_MS. */
+async function answering(url: string, exited: Promise<unknown>, why: () => string): Promise<string> {
+  let ended = false;
+  void exited.then(() => (ended = true));
+  const answers = () =>
+    fetch(url, { signal: AbortSignal.timeout(500) }).then(
+      (res) => (void res.body?.cancel(), true),
+      () => false,
+    );
+  for (const end = Date.now() + STARTUP_MS; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+    if (ended) throw new Error(`exited before it served: ${why()}`);
+    if (await answers()) return url;
+  }
+  throw new Error(`did not start within ${STARTUP_MS} ms: ${why()}`);
 }
 
 /** `start` on a free port, again (twice) when another process took that port first. */
@@ -177,19 +142,8 @@ export async function onFreePort<T>(start: (port: number) => Promise<T>): Promis
   }
 }
 
-export interface ToolRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** CPU seconds the tool used (all its threads), exact: the reaping shell's cutime + cstime. */
-  cpuSeconds: number | undefined;
-}
-
-/**
- * Runs a tool to completion (wrk, valkey-benchmark) under /bin/sh, which reaps it and then
- * reports its own children's CPU from /proc/$$/stat. Killed with its group at `timeoutMs`.
- */
-export async function runTool(label: string, command: string, args: readonly string[], timeoutMs: number): Promise<ToolRun> {
+/** Runs a tool (wrk, valkey-benchmark) under /bin/sh, which reaps it and reports its CPU (cutime + cstime: exact); killed at `timeoutMs`. */
+export async function runTool(label: string, command: string, args: readonly string[], timeoutMs: number) {
   const sh = '"$@"; rc=$?; read -r st < /proc/$$/stat; echo "BENCH-STAT $st"; exit $rc';
   const { child, tracked, exited } = track(label, '/bin/sh', ['-c', sh, 'sh', command, ...args]);
   let stdout = '';
@@ -198,10 +152,9 @@ export async function runTool(label: string, command: string, args: readonly str
   const code = await exited;
   clearTimeout(timer);
   const stat = /^BENCH-STAT (.*)$/m.exec(stdout)?.[1];
-  stdout = stdout.replace(/^BENCH-STAT .*\n?/m, '');
   const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const cpu = fields ? (Number(fields[13]) + Number(fields[14])) / clockTicks() : NaN; // cutime, cstime (fields 16, 17 of proc(5))
-  return { code, stdout, stderr: tracked.output(), cpuSeconds: Number.isFinite(cpu) ? cpu : undefined };
+  const cpu = fields ? (Number(fields[13]) + Number(fields[14])) / clockTicks() : NaN; // fields 16, 17 of proc(5)
+  return { code, stdout: stdout.replace(/^BENCH-STAT .*\n?/m, ''), stderr: tracked.output(), cpuSeconds: Number.isFinite(cpu) ? cpu : undefined };
 }
 
 /** What a command prints (a version), trimmed; undefined when it cannot be run. */
@@ -213,12 +166,12 @@ export function outputOf(command: string, args: readonly string[]): string | und
   }
 }
 
-/** Stops every process still running (SIGTERM, SIGKILL after the grace period) but those stopped by their owner; exits awaited. */
+/** Stops every process still running but those stopped by their owner; exits awaited. */
 export async function stopAll(): Promise<void> {
   await Promise.all([...live].filter(([, v]) => !v.byOwner).map(([t]) => t.stop()));
 }
 
-/** The account at the end: every process started, and whether any still runs (not a zombie, from /proc). */
+/** The account at the end: every process started (Valkey last), and any still running (not a zombie). */
 export function accounting(): string {
   const running = (pid: number) => {
     try {
@@ -228,7 +181,7 @@ export function accounting(): string {
       return false;
     }
   };
-  const all = [...history.filter((p) => p.label !== 'valkey'), ...history.filter((p) => p.label === 'valkey')]; // Valkey last, as the servers behind the rest
+  const all = [...history.filter((p) => p.label !== 'valkey'), ...history.filter((p) => p.label === 'valkey')];
   const left = all.filter((p) => running(p.pid));
   const counts = new Map<string, number>();
   for (const p of all) counts.set(p.label, (counts.get(p.label) ?? 0) + 1);
@@ -239,96 +192,62 @@ export function accounting(): string {
 // ---- CPU, from /proc ------------------------------------------------------------------
 
 let ticks: number | undefined;
-/** The kernel's clock ticks per second, which /proc/<pid>/stat counts CPU time in. */
-function clockTicks(): number {
-  try {
-    ticks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    ticks = 100;
-  }
-  return ticks;
-}
+/** The kernel's clock ticks per second, which /proc counts CPU time in. */
+const clockTicks = () => (ticks ??= Number(outputOf('getconf', ['CLK_TCK'])) || 100);
 
-/** utime + stime in seconds, from a /proc stat file (NaN when it cannot be read), and the name. */
-function statSeconds(path: string): { seconds: number; name: string } {
+/** utime + stime in seconds of a /proc stat file; NaN when unreadable. */
+function statSeconds(path: string): number {
   try {
     const stat = readFileSync(path, 'latin1');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks(), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) };
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
   } catch {
-    return { seconds: NaN, name: '?' };
+    return NaN;
   }
 }
 
 /** A process's CPU seconds, and each thread's, now. */
 function sample(pid: number) {
-  const at = performance.now();
-  const threads = new Map<string, { seconds: number; name: string }>();
+  const threads = new Map<string, number>();
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) threads.set(tid, statSeconds(`/proc/${pid}/task/${tid}/stat`));
   } catch {
     // no per-thread figures
   }
-  return { at, total: statSeconds(`/proc/${pid}/stat`).seconds, threads };
+  return { at: performance.now(), total: statSeconds(`/proc/${pid}/stat`), threads };
 }
 
-export interface CpuUse {
-  /** Cores the whole process used (all threads). */
-  cores: number;
-  /** Its busiest thread: cores, and the thread's name. */
-  topThread: number;
-  topThreadName: string;
-}
+/** Cores a process used (all threads), and its busiest thread's. */
+export type CpuUse = { cores: number; topThread: number };
 
-/** Cores used between two samples of the same process; undefined when it could not be read. */
 function between(a: ReturnType<typeof sample>, b: ReturnType<typeof sample>): CpuUse | undefined {
   if (!Number.isFinite(a.total) || !Number.isFinite(b.total)) return undefined;
   const secs = (b.at - a.at) / 1000;
-  let [top, topName] = [0, '?'];
-  for (const [tid, t] of b.threads) {
-    const used = t.seconds - (a.threads.get(tid)?.seconds ?? 0);
-    if (used > top) [top, topName] = [used, t.name];
-  }
-  return { cores: (b.total - a.total) / secs, topThread: top / secs, topThreadName: topName };
+  let top = 0;
+  for (const [tid, t] of b.threads) top = Math.max(top, t - (a.threads.get(tid) ?? 0));
+  return { cores: (b.total - a.total) / secs, topThread: top / secs };
 }
 
-/** The whole machine's busy CPU seconds since boot (not idle, not iowait), from /proc/stat; NaN off Linux. */
+/** The machine's busy CPU seconds since boot (user to steal, less idle and iowait); NaN off Linux. */
 function machineBusy(): number {
   try {
     const f = readFileSync('/proc/stat', 'latin1').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal (guest time is already in user)
     return f.slice(0, 8).reduce((s, v, i) => (i === 3 || i === 4 ? s : s + v), 0) / clockTicks();
   } catch {
     return NaN;
   }
 }
 
-/** A process whose CPU a row reports. */
-export interface Proc {
-  label: string;
-  pid: number;
-}
+/** A process whose CPU a row reports, and what it used. */
+export type Proc = { label: string; pid: number };
+export type ProcUse = { label: string; use: CpuUse | undefined };
 
-export interface ProcUse {
-  label: string;
-  use: CpuUse | undefined;
-}
-
-export interface CpuWindow {
-  /** Wall time of the window. */
-  seconds: number;
-  /** Cores this process used (all its threads: JS, libuv, glide's Rust runtime, worker_threads). */
-  self: number;
-  procs: ProcUse[];
-  /** Cores busy machine-wide; undefined off Linux. */
-  machine: number | undefined;
-}
+/** A window's wall time; cores this process used (all its threads), each of `procs`, the machine (undefined off Linux). */
+export type CpuWindow = { seconds: number; self: number; procs: ProcUse[]; machine: number | undefined };
 
 /** Runs `body` with the CPU of this process, of `procs` and of the whole machine sampled around it. */
 export async function cpuWindow<T>(procs: readonly Proc[], body: () => Promise<T>): Promise<{ value: T; cpu: CpuWindow }> {
-  const m0 = machineBusy();
-  const own0 = process.cpuUsage();
-  const t0 = performance.now();
+  const [m0, own0, t0] = [machineBusy(), process.cpuUsage(), performance.now()];
   const before = procs.map((p) => sample(p.pid));
   const value = await body();
   const after = procs.map((p) => sample(p.pid));

@@ -1,15 +1,14 @@
-// The result of a run as markdown: the table (rows, ratios, latency, CPU), the CPU per op, the
-// memory section, the targets and each row's notes. The same page is printed and saved; its
-// chart is chart.ts'.
+// The result of a run as markdown (printed and saved; the chart is chart.ts'): the table, the
+// CPU per op, the memory section, the targets and each row's notes.
 import { cpus, totalmem } from 'node:os';
 import type { ProcUse } from './procs.js';
 
 /** What a row measures; the chart colours bars by it. */
 export type Group = 'server' | 'peer' | 'glide' | 'cluster' | 'rest' | 'http' | 'floor';
 
+/** A row: its spec (plan.ts) and figures. CPU: the load's sender (bench, wrk, valkey-benchmark), the Valkey processes, those in between, the rest of the machine. */
 export interface Row {
   n: number;
-  /** Its BENCH_ONLY name; its name in the table; its label in the chart. */
   key: string;
   name: string;
   short: string;
@@ -17,31 +16,20 @@ export interface Row {
   opsPerSec?: number | undefined;
   p50Ms?: number | undefined;
   p99Ms?: number | undefined;
-  /** The side sending the load: this process ("bench"), wrk, valkey-benchmark. */
   load?: { label: string; cores: number | undefined };
-  /** The Valkey processes (one, or each primary of the cluster). */
   valkey?: ProcUse[];
-  /** The processes between the load and Valkey, or serving it (gateway, workerd, Node servers). */
   between: ProcUse[];
-  /** Cores the rest of the machine used meanwhile. */
   others?: number | undefined;
-  /** The key of the row it is compared with as a peer (BullMQ), and as a reference (its floor, or the single node). */
-  peer?: string;
-  ref?: string;
+  peer?: string | undefined;
+  ref?: string | undefined;
   notes: string[];
   /** Checks that failed: the figure stands, marked not trusted. */
   problems: string[];
   failed?: string;
 }
 
-export interface Target {
-  what: string;
-  /** The ratio reached, undefined when a row it needs did not run or is not trusted. */
-  ratio: number | undefined;
-  /** Met at or above this ratio (throughput), or at or below it (CPU per request). */
-  atLeast?: number;
-  atMost?: number;
-}
+/** A bound on a ratio (or a figure in `unit`), met at or above `atLeast`, or at or below `atMost`; undefined when its rows did not run or are not trusted. */
+export type Target = { what: string; ratio: number | undefined; atLeast?: number; atMost?: number; unit?: string };
 
 export const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 const fmtMs = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '-' : n < 10 ? n.toFixed(2) : n.toFixed(1));
@@ -66,10 +54,8 @@ function versus(rows: readonly Row[], row: Row, key: string | undefined): string
   return r === undefined ? '' : `${fmtRatio(r)} #${other!.n}`;
 }
 
-function procCell(p: ProcUse): string {
-  if (!p.use) return `${p.label} ?`;
-  return `${p.label} ${fmtCores(p.use.cores)} [${fmtCores(p.use.topThread)}]`;
-}
+/** A row's number and name, marked when not trusted. */
+const named = (r: Row) => [String(r.n), r.name + (r.problems.length ? ' **(not trusted)**' : '')];
 
 /** A markdown table, columns padded to their widest cell; those in `right` aligned right. */
 export function mdTable(head: readonly string[], body: readonly string[][], right: ReadonlySet<number>): string {
@@ -85,21 +71,19 @@ export function table(rows: readonly Row[], ceilingKey: string): string {
   const head = '#|what|ops/s|vs ceiling|vs peer|vs ref|p50 ms|p99 ms|load CPU|Valkey CPU|in between: CPU [busiest thread]|others'.split('|');
   const right = new Set([2, 3, 4, 5, 6, 7, 9, 11]);
   const body = rows.map((r) => {
-    const ok = r.opsPerSec !== undefined && !r.failed;
-    const valkey = r.valkey?.length ? r.valkey.map((p) => fmtCores(p.use?.cores)).join(' + ') : '';
+    if (r.opsPerSec === undefined || r.failed) return [...named(r), r.failed ? '**failed**' : 'n/a', ...Array<string>(9).fill('')];
     return [
-      String(r.n),
-      r.name + (r.problems.length ? ' **(not trusted)**' : ''),
-      r.failed ? '**failed**' : ok ? fmtInt(r.opsPerSec!) : 'n/a',
-      ok && ceiling && r.key !== ceilingKey ? fmtRatio(r.opsPerSec! / ceiling.opsPerSec!) : '',
-      ok ? versus(rows, r, r.peer) : '',
-      ok ? versus(rows, r, r.ref) : '',
-      ok ? fmtMs(r.p50Ms) : '',
-      ok ? fmtMs(r.p99Ms) : '',
-      ok && r.load ? `${r.load.label} ${fmtCores(r.load.cores)}` : '',
-      ok ? valkey : '',
-      ok ? r.between.map(procCell).join(', ') : '',
-      ok && r.others !== undefined ? fmtCores(r.others) : '',
+      ...named(r),
+      fmtInt(r.opsPerSec),
+      ceiling && r.key !== ceilingKey ? fmtRatio(r.opsPerSec / ceiling.opsPerSec!) : '',
+      versus(rows, r, r.peer),
+      versus(rows, r, r.ref),
+      fmtMs(r.p50Ms),
+      fmtMs(r.p99Ms),
+      r.load ? `${r.load.label} ${fmtCores(r.load.cores)}` : '',
+      (r.valkey ?? []).map((p) => fmtCores(p.use?.cores)).join(' + '),
+      r.between.map((p) => `${p.label} ${fmtCores(p.use?.cores)}${p.use ? ` [${fmtCores(p.use.topThread)}]` : ''}`).join(', '),
+      r.others !== undefined ? fmtCores(r.others) : '',
     ];
   });
   return mdTable(head, body, right);
@@ -111,21 +95,22 @@ export function targets(list: readonly Target[]): string[] {
     const [op, bound] = t.atMost !== undefined ? ['<=', t.atMost] : ['>=', t.atLeast ?? 0];
     const met = t.ratio !== undefined && (op === '<=' ? t.ratio <= bound : t.ratio >= bound);
     const verdict = t.ratio === undefined ? 'N/A ' : met ? 'PASS' : 'FAIL';
-    return `${verdict}  ${t.what} ${op} ${bound.toFixed(2)}x: ${t.ratio === undefined ? 'not measured' : `${t.ratio.toFixed(2)}x`}`;
+    const fmt = (n: number) => (t.unit ? `${n.toFixed(0)} ${t.unit}` : `${n.toFixed(2)}x`);
+    return `${verdict}  ${t.what} ${op} ${fmt(bound)}: ${t.ratio === undefined ? 'not measured' : fmt(t.ratio)}`;
   });
 }
-
-// ---- CPU per request: each process's CPU over the window divided by the ops it answered
 
 /** µs of CPU per op (a job, or an answered HTTP request) of `cores` at the row's rate. */
 export const usPerOp = (row: Row, cores: number | undefined) =>
   cores === undefined || row.opsPerSec === undefined || row.opsPerSec <= 0 ? undefined : (cores / row.opsPerSec) * 1e6;
 
-/** The µs per op of the row's process `label` (among those in between, then Valkey's), or of its busiest thread. */
+/** The µs per op of the row's process `label` (the load's, those in between, then Valkey's), or of its busiest thread. */
 export function cpuPerOp(rows: readonly Row[], key: string, label: string, thread = false): number | undefined {
   const row = rows.find((r) => r.key === key && r.opsPerSec !== undefined && !r.failed && r.problems.length === 0);
-  const p = row && [...row.between, ...(row.valkey ?? [])].find((x) => x.label === label);
-  return row && p?.use ? usPerOp(row, thread ? p.use.topThread : p.use.cores) : undefined;
+  if (!row) return undefined;
+  if (row.load?.label === label) return usPerOp(row, row.load.cores);
+  const p = [...row.between, ...(row.valkey ?? [])].find((x) => x.label === label);
+  return p?.use ? usPerOp(row, thread ? p.use.topThread : p.use.cores) : undefined;
 }
 
 const fmtUs = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '?' : n < 10 ? n.toFixed(1) : n.toFixed(0));
@@ -143,8 +128,7 @@ export function cpuTable(rows: readonly Row[]): string {
       const parts = [load, ...valkey, ...between.map((b) => b.all)];
       const sum = parts.every((x) => x !== undefined) ? parts.reduce((a, b) => a! + b!, 0) : undefined;
       return [
-        String(r.n),
-        r.name + (r.problems.length ? ' **(not trusted)**' : ''),
+        ...named(r),
         fmtInt(r.opsPerSec!),
         r.load ? `${r.load.label} ${fmtUs(load)}` : '',
         valkey.map(fmtUs).join(' + '),
@@ -156,26 +140,19 @@ export function cpuTable(rows: readonly Row[]): string {
 }
 
 /** Each row's notes, problems and failure, under its number. */
-export function details(rows: readonly Row[]): string[] {
-  const out: string[] = [];
-  for (const r of rows) {
+export const details = (rows: readonly Row[]): string[] =>
+  rows.flatMap((r) => {
     const lines = [...(r.failed ? [`FAILED: ${r.failed}`] : []), ...r.problems.map((p) => `NOT TRUSTED: ${p}`), ...r.notes];
-    if (lines.length === 0) continue;
-    out.push(`- **#${r.n} ${r.name}**`, ...lines.map((l) => `  - ${l.replace(/\n/g, '\n    ')}`));
-  }
-  return out;
-}
+    return lines.length ? [`- **#${r.n} ${r.name}**`, ...lines.map((l) => `  - ${l.replace(/\n/g, '\n    ')}`)] : [];
+  });
 
-// ---- the page: bench/results/latest.md -------------------------------------------------
-
+/** The page's parts; `ceiling`: the row every other is divided by, and its number in the full table. */
 export interface Page {
   intro: string[];
   rows: readonly Row[];
-  /** The row every other is divided by: its key, and its number in the full table. */
   ceiling: { key: string; n: number };
   verdict: string[];
   ratios: string[];
-  /** The memory section's lines (markdown), when it ran. */
   memory?: string[];
   accounting: string;
 }
@@ -184,7 +161,7 @@ export interface Page {
 export function page(p: Page, svg: string): string {
   const legend = [
     `ops/s: jobs enqueued per second (HTTP rows: requests answered 201 per second). vs ceiling: against #${p.ceiling.n}.`,
-    "vs peer: against BullMQ doing the same (Queue.add, Queue.addBulk, or Hono + BullMQ over HTTP). vs ref: against the row named (an HTTP row's no-op floor, or the same load on the single node for the cluster rows).",
+    "vs peer: against BullMQ doing the same (Queue.add, Queue.addBulk, or Hono + BullMQ over HTTP). vs ref: against the row named (an HTTP row's no-op floor, the same load on the single node for the cluster rows, the fetch row for the REST rows).",
     "p50/p99: latency of one call (a batch of 100 is one call; valkey-benchmark and the RESP generator keep none), or of one HTTP request, under that row's load.",
     "CPU in cores busy over the measured window, from /proc: load = whoever sends (bench: this Node process, glide's threads included; wrk; valkey-benchmark); Valkey = the server (the cluster: each primary); in between = the processes on the way, [busiest thread]; others = the rest of the machine meanwhile.",
   ];
@@ -192,36 +169,22 @@ export function page(p: Page, svg: string): string {
     "The same CPU per op: each process's CPU time over the measured window divided by the ops (jobs; HTTP rows: requests answered 201, or 200 with the enqueued reply) in it, in µs.",
     "A workerd's busiest thread is its isolate; a Node server's, its JS thread (glide's I/O runs on threads of its own).",
   ];
-  return [
+  const para = (lines: readonly string[]) => lines.map((l) => `${l}  `).join('\n');
+  const sections = [
     '# `npm run bench`: enqueue throughput, one run, one Valkey',
-    '',
-    ...p.intro.map((l) => `${l}  `),
-    '',
+    para(p.intro),
     `![ops/s per row](${svg})`,
-    '',
     table(p.rows, p.ceiling.key),
-    '',
-    ...legend.map((l) => `${l}  `),
-    '',
+    para(legend),
     '## CPU per op',
-    '',
     cpuTable(p.rows),
-    '',
-    ...cpuLegend.map((l) => `${l}  `),
-    '',
-    ...(p.memory?.length ? ['## Memory per job', '', ...p.memory, ''] : []),
+    para(cpuLegend),
+    ...(p.memory?.length ? ['## Memory per job', p.memory.join('\n')] : []),
     '## Targets',
-    '',
-    '```',
-    ...p.verdict,
-    ...(p.ratios.length ? ['', ...p.ratios] : []),
-    '```',
-    '',
+    ['```', ...p.verdict, ...(p.ratios.length ? ['', ...p.ratios] : []), '```'].join('\n'),
     '## Per row',
-    '',
-    ...details(p.rows),
-    '',
+    details(p.rows).join('\n'),
     p.accounting,
-    '',
-  ].join('\n');
+  ];
+  return `${sections.join('\n\n')}\n`;
 }

@@ -1,59 +1,35 @@
-// The server under test: a private one started here (scripts/valkey.ts), or VALKEY_URL's; and
-// the admin commands the bench needs around the rows (flush, script load, counts, errors).
-import { readFileSync } from 'node:fs';
+// The server under test, a private one (scripts/valkey.ts), and the admin commands the bench
+// needs around the rows.
 import { Decoder, type GlideClient } from '@valkey/valkey-glide';
 import { startServer } from '../scripts/valkey.js';
-import { command } from '../functions/gateway/glide-commands.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
-import { parseValkeyUrl, redactUrl, type ValkeyEndpoint } from '../shared/connections/valkey-url.js';
+import { parseValkeyUrl, type ValkeyEndpoint } from '../shared/connections/valkey-url.js';
 import { pendingKey } from '../shared/index.js';
 import { enqueueScript } from '../shared/scripts.js';
 import { adopt } from './procs.js';
-
-/** Key patterns every row writes under, so a shared server can be cleaned after. */
-const OUR_KEYS = ['emq:{bench*', 'bench-bull:*'];
 
 export class Server {
   private constructor(
     readonly url: string,
     readonly endpoint: ValkeyEndpoint,
-    /** True when this bench started the server, so FLUSHALL is ours to send. */
-    readonly owned: boolean,
-    /** The server process on this machine, for its CPU from /proc; undefined when it is elsewhere. */
-    readonly pid: number | undefined,
+    readonly pid: number,
     private readonly admin: GlideConnection,
     private readonly stopServer: () => Promise<void>,
   ) {}
 
   static async open(): Promise<Server> {
-    const given = process.env.VALKEY_URL;
-    const started = given ? undefined : await startServer();
-    const url = given ?? started!.url;
-    const endpoint = parseValkeyUrl(url);
-    if (endpoint.cluster) throw new Error(`${redactUrl(url)}: the bench needs a standalone server, not a cluster`);
-    if (endpoint.tls) throw new Error(`${redactUrl(url)}: the bench's load generators speak plain TCP only`);
-    const stop = started ? adopt('valkey', started.pid, () => started.stop(), true) : async () => undefined;
+    const started = await startServer();
+    const stop = adopt('valkey', started.pid, () => started.stop(), true);
     try {
-      const admin = await connectGlide(url);
-      let pid = started?.pid;
-      if (pid === undefined && ['127.0.0.1', 'localhost', '::1'].includes(endpoint.host)) {
-        const info = await command(admin.wire, ['INFO', 'server']);
-        const found = info.ok ? Number(/process_id:(\d+)/.exec(new TextDecoder().decode(info.value as Uint8Array))?.[1]) : NaN;
-        if (found > 0 && /valkey|redis/.test(commOf(found) ?? '')) pid = found;
-      }
-      return new Server(url, endpoint, started !== undefined, pid, admin, stop);
+      return new Server(started.url, parseValkeyUrl(started.url), started.pid, await connectGlide(started.url), stop);
     } catch (err) {
       await stop();
       throw err;
     }
   }
 
-  private get client(): GlideClient {
-    return this.admin.client as GlideClient;
-  }
-
-  async call(...args: string[]): Promise<unknown> {
-    return this.client.customCommand(args, { decoder: Decoder.String });
+  call(...args: string[]): Promise<unknown> {
+    return (this.admin.client as GlideClient).customCommand(args, { decoder: Decoder.String });
   }
 
   async info(section: string): Promise<Map<string, string>> {
@@ -88,13 +64,9 @@ export class Server {
     return Number(await this.call('ZCARD', pendingKey(queue)));
   }
 
-  /** A clean slate between rows: FLUSHALL on our own server, else our keys only. */
+  /** A clean slate between rows. */
   async reset(): Promise<void> {
-    if (this.owned) {
-      await this.call('FLUSHALL');
-    } else {
-      await this.dropOurKeys();
-    }
+    await this.call('FLUSHALL');
     await this.loadScript();
   }
 
@@ -115,29 +87,8 @@ export class Server {
     return keys;
   }
 
-  private async dropOurKeys(): Promise<void> {
-    for (const pattern of OUR_KEYS) {
-      const keys = await this.keys(pattern);
-      for (let i = 0; i < keys.length; i += 10_000) await this.call('UNLINK', ...keys.slice(i, i + 10_000));
-    }
-  }
-
-  /** Leaves the server as found (our keys gone), or stops the one we started. */
   async close(): Promise<void> {
-    try {
-      if (!this.owned) await this.dropOurKeys();
-    } finally {
-      await this.admin.close();
-      await this.stopServer();
-    }
-  }
-}
-
-/** The process's command name from /proc, or undefined. */
-function commOf(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return undefined;
+    await this.admin.close();
+    await this.stopServer();
   }
 }

@@ -1,28 +1,18 @@
-// The bench's Node servers, one per process: `node dist/bench/servers.js <kind>`.
-//   noop    the no-op floor of Hono on Node: the very app of the no-op Worker
-//           (workers/noop-worker.ts) on @hono/node-server, the stack the Hono + BullMQ peer
-//           runs on
-//   tiny    the upstream of the one-fetch Worker: plain node:http (no framework), every
-//           request's body read and answered 200 {"result":1}, keep-alive
-//   bullmq  the HTTP peer: Hono on @hono/node-server with BullMQ's Queue.add per request
-//           (ioredis underneath), on the producer's route shape, written the way a Hono +
-//           BullMQ app usually is: c.req.json(), queue.add('job', data).
-//             POST /v1/queues/:queue/jobs  Authorization: Bearer <BENCH_TOKEN>, JSON body
-//             → 201 {id, queue, verdict}     Env: VALKEY_URL, BENCH_TOKEN.
-// Each listens on a free loopback port, prints its URL as the first stdout line, and stops
-// (idle keep-alive connections closed, then its cleanup) on SIGTERM/SIGINT or when stdin
-// closes (the bench is gone); past 3 s it exits anyway.
+// The bench's Node servers, one per process (`node dist/bench/servers.js <kind>`), each on a
+// free loopback port, its URL the first stdout line, stopped on SIGTERM/SIGINT or when stdin
+// closes (the bench is gone), past 3 s anyway. noop: the no-op Worker's app
+// (workers/noop-worker.ts) on @hono/node-server, the stack the Hono + BullMQ peer runs on.
+// tiny: the one-fetch Worker's upstream, plain node:http, 200 {"result":1}. bullmq: the HTTP
+// peer, Hono + BullMQ's Queue.add on the producer's route, as such an app is usually written
+// (c.req.json(), queue.add('job', data)); env VALKEY_URL, BENCH_TOKEN (its bearer token).
 import { serve } from '@hono/node-server';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** Prints `server`'s URL once it listens, and stops it (then `cleanup`) when told. */
 async function serveUntilTold(server: Server, cleanup: () => Promise<unknown> = async () => undefined): Promise<void> {
-  if (!server.listening) {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-  }
+  if (!server.listening) await once(server, 'listening');
   process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
   let stopping = false;
   const stop = () => {
@@ -37,19 +27,12 @@ async function serveUntilTold(server: Server, cleanup: () => Promise<unknown> = 
   process.stdin.on('end', stop).on('error', stop).resume();
 }
 
-/** serveUntilTold for a fetch handler (a Hono app) on @hono/node-server. */
-async function serveFetch(fetch: (request: Request) => Response | Promise<Response>, cleanup?: () => Promise<unknown>): Promise<void> {
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server));
-    s.once('error', reject);
-  });
-  await serveUntilTold(server, cleanup);
-}
+const onHono = (fetch: (request: Request) => Response | Promise<Response>) => serve({ fetch, hostname: '127.0.0.1', port: 0 }) as Server;
 
 const kind = process.argv[2];
 if (kind === 'noop') {
   const { default: app } = await import('./workers/noop-worker.js');
-  await serveFetch(app.fetch);
+  await serveUntilTold(onHono(app.fetch));
 } else if (kind === 'tiny') {
   const reply = Buffer.from('{"result":1}');
   const server = createServer((req, res) => {
@@ -60,7 +43,7 @@ if (kind === 'noop') {
     });
   });
   server.keepAliveTimeout = 60_000;
-  await serveUntilTold(server);
+  await serveUntilTold(server.listen(0, '127.0.0.1'));
 } else if (kind === 'bullmq') {
   const [{ Queue }, { Hono }, { parseValkeyUrl }, { BULL_PREFIX, bullConnection }] = await Promise.all([
     import('bullmq'),
@@ -88,7 +71,7 @@ if (kind === 'noop') {
     const job = await queueOf(queue).add('job', data);
     return c.json({ id: job.id, queue, verdict: 'enqueued' }, 201);
   });
-  await serveFetch(app.fetch, () => Promise.allSettled([...queues.values()].map((q) => q.close())));
+  await serveUntilTold(onHono(app.fetch), () => Promise.allSettled([...queues.values()].map((q) => q.close())));
 } else {
   throw new Error(`usage: servers.js noop|tiny|bullmq (got ${kind})`);
 }

@@ -1,6 +1,5 @@
-// What a run is judged by: the targets (a ratio that must be at least, or at most, a bound)
-// and the ratios shown beside them, from the rows that ran. A target whose rows did not run,
-// or are not trusted, is N/A rather than passed.
+// What a run is judged by: the targets (bounds on ratios) and the ratios shown beside them. A
+// target whose rows did not run, or are not trusted, is N/A rather than passed.
 import { BATCH } from './common.js';
 import { CEILING } from './plan.js';
 import { cpuPerOp, figure, fmtRatio, ratioOf, targets, type Row } from './report.js';
@@ -20,6 +19,8 @@ export function verdict(rows: readonly Row[]): { verdict: string[]; ratios: stri
       ratio: ratioOf(cpu('worker', 'workerd', true), cpu('fetch-worker', 'workerd', true)),
       atMost: 1.25,
     },
+    { what: 'throughput: enqueue, REST connection on Node / over fetch', ratio: ratioOf(trusted('rest-node'), trusted('rest-fetch')), atLeast: 4 },
+    { what: 'client CPU per enqueue: REST connection on Node', ratio: cpu('rest-node', 'bench'), atMost: 150, unit: 'µs' },
     {
       what: "CPU per request: emq producer's Node process / Hono + BullMQ's",
       ratio: ratioOf(cpu('producer', 'node'), cpu('hono-bullmq', 'node')),
@@ -31,6 +32,7 @@ export function verdict(rows: readonly Row[]): { verdict: string[]; ratios: stri
     ['throughput: emq producer on Node / Hono + BullMQ', 'producer', 'hono-bullmq'],
     ['throughput: gateway / webdis (path-style EVALSHA)', 'gateway', 'webdis'],
     ['cluster / single node, enqueue', 'cluster-single', 'single'],
+    ['REST, a request per enqueue: undici / fetch', 'rest-undici', 'rest-fetch'],
     ['cluster / single node, enqueueMany', 'cluster-batch', 'batch'],
     ['enqueueMany / BullMQ addBulk', 'batch', 'bull-bulk'],
     ['producer Worker / no-op Worker', 'worker', 'noop-worker'],

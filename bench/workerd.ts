@@ -1,7 +1,5 @@
-// Bare `workerd serve` for the HTTP rows: one Worker (an ES module bundle) on a loopback port,
-// text bindings, and a network service allowing public, private and local addresses as its
-// globalOutbound (workerd's default "internet" service refuses private IPs, which the gateway
-// and the tiny upstream are). Also bundles the bench's own Workers (workers/*.ts).
+// Bare `workerd serve` of one Worker bundle on a loopback port, text bindings, its outbound
+// allowed to local addresses (the default refuses the gateway's); and the bundling of workers/*.ts.
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,15 +55,6 @@ export async function startWorkerd(label: string, bundle: string, scratch: strin
 export async function bundleWorker(entry: string, out: string): Promise<void> {
   const esbuild = join(ROOT, 'node_modules', '.bin', 'esbuild');
   if (!existsSync(esbuild)) throw new Error(`no esbuild at ${esbuild} (it comes with wrangler)`);
-  const args = [
-    entry,
-    '--bundle',
-    '--format=esm',
-    '--platform=browser',
-    '--conditions=workerd,worker,browser',
-    '--target=es2022',
-    '--minify',
-    `--outfile=${out}`,
-  ];
-  await promisify(execFile)(esbuild, [...args, '--log-level=warning'], { timeout: 60_000 });
+  const args = ['--bundle', '--format=esm', '--platform=browser', '--conditions=workerd,worker,browser', '--target=es2022', '--minify'];
+  await promisify(execFile)(esbuild, [entry, ...args, `--outfile=${out}`, '--log-level=warning'], { timeout: 60_000 });
 }

@@ -7,6 +7,15 @@ import { parseArgs } from 'node:util';
 import { connectGlide } from '../shared/connections/glide.js';
 import { parseDuration, parseTime } from '../shared/duration.js';
 import {
+  cancelSchedule,
+  listSchedules,
+  pauseSchedule,
+  readSchedule,
+  registerSchedule,
+  resumeSchedule,
+  runScheduleNow,
+  validateScheduleName,
+  type ScheduleView,
   jobDetail,
   pauseQueue,
   promoteJob,
@@ -21,6 +30,7 @@ import {
   type Connection,
   type GroupChange,
 } from '../shared/index.js';
+import { readStdin } from './stdin.js';
 import { enqueueConfigFrom } from './config.js';
 
 export const CONTROL_USAGE = `  emq job show <queue> <id> [--payload]        a job: state, attempts, lane, due time, flow parent, last error
@@ -33,6 +43,11 @@ export const CONTROL_USAGE = `  emq job show <queue> <id> [--payload]        a j
                                                 claims stop (admission goes on) / go on
   emq group show <queue> <group>
   emq group set <queue> <group> [--limit <n>] [--weight <n>] [--pause | --resume]
+  emq schedule put <queue> <name> --every <D> [--first-in <D>]
+                                                a repeatable of the library (EchoMQ.Repeat), stdin's
+                                                bytes its template; fired by EchoMQ.Pump, flat
+  emq schedule ls <queue> [--cursor <c>] [--count <n>] | emq schedule show <queue> <name>
+  emq schedule rm|pause|resume|run-now <queue> <name>
       each takes --url (default $VALKEY_URL)`;
 
 /** What a verb refused: the CLI says `refused (<code>)` and exits 2, as for a RefusalError. */
@@ -69,18 +84,22 @@ export async function controlCommand(noun: string, argv: string[], usage: (messa
       weight: { type: 'string' },
       pause: { type: 'boolean' },
       resume: { type: 'boolean' },
+      every: { type: 'string' },
+      'first-in': { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
   });
-  const wants = noun === 'queue' ? 1 : 2;
-  if (positionals.length !== wants)
-    throw usage(`${noun} ${verb ?? ''} takes ${wants === 1 ? 'a queue' : `a queue and ${noun === 'job' ? 'an id' : 'a group'}`}`);
-  const [queue, second] = positionals as [string, string];
+  const wants = noun === 'queue' || (noun === 'schedule' && verb === 'ls') ? 1 : 2;
+  const second = { job: 'an id', group: 'a group' }[noun] ?? 'a name';
+  if (positionals.length !== wants) throw usage(`${noun} ${verb ?? ''} takes ${wants === 1 ? 'a queue' : `a queue and ${second}`}`);
+  const [queue, other] = positionals as [string, string];
   validateQueue(queue);
-  if (noun === 'job') validateId(second);
-  if (noun === 'group') validateGroup(second);
-  const run = plan(noun, verb, queue, second, values, usage);
+  if (noun === 'job') validateId(other);
+  if (noun === 'group') validateGroup(other);
+  if (noun === 'schedule' && wants === 2) validateScheduleName(other);
+  const template = noun === 'schedule' && verb === 'put' ? await readStdin() : undefined;
+  const run = plan(noun, verb, queue, other, { ...values, template }, usage);
   const { url, wireVersion } = enqueueConfigFrom(process.env, values.url);
   if (!url) throw usage('no server: pass --url or set VALKEY_URL');
   const connection = await connectGlide({ url, wireVersion });
@@ -91,7 +110,66 @@ export async function controlCommand(noun: string, argv: string[], usage: (messa
   }
 }
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | Uint8Array | undefined>;
+
+const ms = (name: string, value: string | undefined) => {
+  if (value === undefined) return undefined;
+  try {
+    return parseDuration(value);
+  } catch (err) {
+    throw new RangeError(`--${name}: ${(err as Error).message}`);
+  }
+};
+
+/** A schedule command's call (a RefusalError-like Refused when the verb finds none). */
+function schedulePlan(verb: string | undefined, queue: string, name: string, values: Values, usage: (m: string) => Error): (c: Connection) => Promise<unknown> {
+  const none = () => new Refused('not_found', `no schedule ${name} in queue "${queue}"`);
+  const found = <T>(view: T | null) => {
+    if (view === null) throw none();
+    return view;
+  };
+  const shown = ({ template, ...view }: ScheduleView) => ({
+    queue,
+    ...view,
+    ...(template !== undefined && { templateBase64: Buffer.from(template).toString('base64') }),
+  });
+  switch (verb) {
+    case 'put': {
+      const everyMs = ms('every', values.every as string | undefined);
+      if (everyMs === undefined) throw usage('schedule put takes --every <duration>');
+      const firstInMs = ms('first-in', values['first-in'] as string | undefined);
+      const template = values.template as Uint8Array;
+      return async (c) => {
+        const verdict = await registerSchedule(c, queue, name, { everyMs, template, ...(firstInMs !== undefined && { firstInMs }) });
+        if (verdict === 'conflict') throw new Refused('schedule_exists', `schedule ${name} holds another period or template: rm it first`);
+        return { queue, name, verdict };
+      };
+    }
+    case 'ls': {
+      const count = whole('count', values.count as string | undefined);
+      const cursor = values.cursor as string | undefined;
+      return async (c) => {
+        const page = await listSchedules(c, queue, { cursor, count });
+        return { queue, schedules: page.schedules.map(shown), ...(page.cursor !== undefined && { cursor: page.cursor }) };
+      };
+    }
+    case 'show':
+      return async (c) => shown(found(await readSchedule(c, queue, name)));
+    case 'rm':
+      return async (c) => {
+        if ((await cancelSchedule(c, queue, name)) === 'absent') throw none();
+        return { queue, name, verdict: 'cancelled' };
+      };
+    case 'pause':
+      return async (c) => shown(found(await pauseSchedule(c, queue, name)));
+    case 'resume':
+      return async (c) => shown(found(await resumeSchedule(c, queue, name)));
+    case 'run-now':
+      return async (c) => shown(found(await runScheduleNow(c, queue, name)));
+    default:
+      throw usage(`unknown command "schedule ${verb ?? ''}"`);
+  }
+}
 
 /** The call a command makes, checked whole before it connects. */
 function plan(
@@ -102,6 +180,7 @@ function plan(
   values: Values,
   usage: (m: string) => Error,
 ): (c: Connection) => Promise<unknown> {
+  if (noun === 'schedule') return schedulePlan(verb, queue, second, values, usage);
   const id = second;
   const missing = () => refuse('not_found', `no job ${id} in queue "${queue}"`);
   switch (`${noun} ${verb}`) {

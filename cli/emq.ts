@@ -5,6 +5,7 @@ import { connectGlide } from '../shared/connections/glide.js';
 import { startGateway } from '../functions/gateway/server.js';
 import { startProducer } from '../functions/producer/node.js';
 import { ConfigError } from '../shared/config/parse.js';
+import { readStdin } from './stdin.js';
 import { enqueueConfigFrom, idConfigFrom } from './config.js';
 import { CONTROL_USAGE, Refused, controlCommand } from './control.js';
 import { parseDuration, parseTime } from '../shared/duration.js';
@@ -49,12 +50,6 @@ exit codes: 0 done, 1 failed (safe to retry with the same --id), 2 refused`;
 const DEADLINE_MS = 15_000;
 
 class UsageError extends Error {}
-
-async function readStdin(): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 async function enqueueCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -160,6 +155,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'job':
       case 'queue':
       case 'group':
+      case 'schedule':
         await controlCommand(command, rest, (message) => new UsageError(message));
         return 0;
       case 'gateway':

@@ -23,39 +23,24 @@ export interface JobDetail {
   payloadBase64?: string;
 }
 
-export interface GroupView {
-  group: string;
-  pending: number;
-  active: number;
-  limit?: number;
-  weight?: number;
-  paused: boolean;
-  /** On the queue's ring: the next lane claims can serve it. */
-  ringed: boolean;
-}
-
-export interface QueueView {
-  queue: string;
-  paused: boolean;
-  counts: { pending: number; active: number; scheduled: number; dead: number; completed: number; failed: number };
-  groups: GroupView[];
-  /** More groups: pass it as `cursor` for the next page. */
-  cursor?: string;
-}
-
-export interface GroupChange {
-  limit?: number;
-  weight?: number;
-  paused?: boolean;
-}
+// the wire's own views: what GET …/groups/{g} and GET /v1/queues/{q} answer, as JSON
+export type { GroupChange, GroupView } from '../shared/group-control.js';
+export type { QueueInfo as QueueView } from '../shared/queue-info.js';
+import type { GroupChange, GroupView } from '../shared/group-control.js';
+import type { QueueInfo as QueueView } from '../shared/queue-info.js';
 
 type Send = (target: string, init: RequestInit) => Promise<{ status: number; body: unknown }>;
 type NotFound = (err: unknown) => boolean;
 
 /** The calls, given the client's `send`, its queue path and how it tells a 404 not_found. */
 export function controlCalls(send: Send, queuePath: (queue: string) => string, notFound: NotFound) {
-  const job = (queue: string, id: string) => `${queuePath(queue)}/jobs/${encodeURIComponent(id)}`;
-  const orNull = async <T>(call: Promise<{ body: unknown }>): Promise<T | null> => {
+  const orNull = orNullOf(notFound);
+  return calls(send, queuePath, orNull);
+}
+
+/** A call's body, or null when it answered 404 not_found. */
+export function orNullOf(notFound: NotFound) {
+  return async <T>(call: Promise<{ body: unknown }>): Promise<T | null> => {
     try {
       return (await call).body as T;
     } catch (err) {
@@ -63,6 +48,10 @@ export function controlCalls(send: Send, queuePath: (queue: string) => string, n
       throw err;
     }
   };
+}
+
+function calls(send: Send, queuePath: (queue: string) => string, orNull: ReturnType<typeof orNullOf>) {
+  const job = (queue: string, id: string) => `${queuePath(queue)}/jobs/${encodeURIComponent(id)}`;
   const json = (body: unknown): RequestInit => ({ headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   return {
     /** The job (with its payload when asked), or null when there is no such job. */

@@ -10,7 +10,9 @@ import { backoff, mayRetry } from '../shared/retry.js';
 
 export type { Payload, Verdict } from '../shared/enqueue.js';
 export type { GroupChange, GroupView, JobDetail, QueueView } from './control.js';
-import { controlCalls, type JobDetail } from './control.js';
+import { controlCalls, orNullOf, type JobDetail } from './control.js';
+import { scheduleCalls } from './schedules.js';
+export type { ScheduleInfo } from './schedules.js';
 import { MINT_TRIES } from '../shared/enqueue.js';
 import type { Payload, Verdict } from '../shared/enqueue.js';
 
@@ -167,6 +169,7 @@ export function createProducerClient({
   }
 
   const control = controlCalls(send, queuePath, notFound);
+  const schedules = scheduleCalls(send, queuePath, orNullOf(notFound));
 
   return {
     /** Enqueues one job (into a lane with `group`; scheduled with `delay` or `notBefore`); its id is minted here unless given. */
@@ -261,6 +264,7 @@ export function createProducerClient({
     status: (queue: string, id: string): Promise<JobDetail | null> => control.job(queue, id),
 
     ...control,
+    ...schedules,
   };
 }
 

@@ -9,7 +9,8 @@ import { mintId } from '../shared/index.js';
 import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
 import { libraryConsumer } from './support/consumer.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
-import { startProducerProcess, type ProducerProcess } from './support/producer.js';
+import { startProducerProcess } from './support/producer.js';
+import { producerOver, transports } from './support/producer-over.js';
 
 const ALL = 'control-all-token-0123456789abcd';
 const READER = 'control-reader-token-0123456789a';
@@ -25,31 +26,11 @@ interface Reply {
   body: Record<string, unknown>;
 }
 
-const cases = () =>
-  inject('servers').flatMap((server) => [
-    { name: `glide → ${server.name}`, url: server.url, rest: false },
-    { name: `rest → gateway → ${server.name}`, url: server.url, rest: true },
-  ]);
-
-describe.each(cases())('the control routes: $name', ({ url, rest }) => {
-  let gateway: GatewayProcess | undefined;
-  let producer: ProducerProcess;
-  let admin: Admin;
-
-  beforeAll(async () => {
-    admin = await connectAdmin(url);
-    gateway = rest ? await startGatewayProcess(url) : undefined;
-    const via = gateway ? { EMQ_REST_URL: gateway.url, EMQ_REST_TOKEN: gateway.control } : { VALKEY_URL: url };
-    producer = await startProducerProcess({ ...via, EMQ_TOKENS: TOKENS });
-  });
-  afterAll(async () => {
-    await producer?.stop();
-    await gateway?.stop();
-    admin?.close();
-  });
+describe.each(transports())('the control routes: $name', (transport) => {
+  const over = producerOver(transport, { EMQ_TOKENS: TOKENS });
 
   const send = async (method: string, path: string, init: { body?: string; headers?: Record<string, string>; token?: string } = {}): Promise<Reply> => {
-    const res = await fetch(`${producer.url}${path}`, {
+    const res = await fetch(`${over.producer.url}${path}`, {
       method,
       ...(init.body !== undefined && { body: init.body }),
       headers: { Authorization: `Bearer ${init.token ?? ALL}`, ...init.headers },
@@ -63,20 +44,20 @@ describe.each(cases())('the control routes: $name', ({ url, rest }) => {
   };
   /** A refusal: its status and code, and nothing written to these queues. */
   const refused = async (queues: string[], status: number, code: string, request: () => Promise<Reply>) => {
-    const before = await snapshot(admin, ...queues);
+    const before = await snapshot(over.admin, ...queues);
     const answer = await request();
     expect({ status: answer.status, code: answer.body.code }).toEqual({ status, code });
-    expect(await snapshot(admin, ...queues)).toEqual(before);
+    expect(await snapshot(over.admin, ...queues)).toEqual(before);
   };
 
   it('DELETE removes a pending, a laned and a scheduled job; the consumer never sees them, and the lane leaves the ring', async () => {
     const q = freshQueue('ctl-rm');
-    const consumer = libraryConsumer(admin, q);
+    const consumer = libraryConsumer(over.admin, q);
     const flat = await post(q, 'flat');
     const laned = await post(q, 'laned', { 'Emq-Group': A });
     const later = await post(q, 'later', { 'Emq-Delay': '1h' });
     const kept = await post(q, 'kept');
-    expect(await admin.list(`emq:{${q}}:ring`)).toEqual([A]);
+    expect(await over.admin.list(`emq:{${q}}:ring`)).toEqual([A]);
     for (const [id, state] of [
       [flat, 'pending'],
       [laned, 'pending'],
@@ -85,23 +66,23 @@ describe.each(cases())('the control routes: $name', ({ url, rest }) => {
       expect(await send('DELETE', `/v1/queues/${q}/jobs/${id}`)).toEqual({ status: 200, body: { id, queue: q, verdict: 'removed', state } });
       expect((await send('GET', `/v1/queues/${q}/jobs/${id}`)).status).toBe(404);
     }
-    expect(await admin.list(`emq:{${q}}:ring`)).toEqual([]);
+    expect(await over.admin.list(`emq:{${q}}:ring`)).toEqual([]);
     expect(await consumer.gclaim()).toBeNull();
     expect((await consumer.claim())?.id).toBe(kept);
     expect(await consumer.claim()).toBeNull();
-    expect(Object.keys(await admin.footprint(q)).filter((k) => k.includes(':job:'))).toEqual([`emq:{${q}}:job:${kept}`]);
+    expect(Object.keys(await over.admin.footprint(q)).filter((k) => k.includes(':job:'))).toEqual([`emq:{${q}}:job:${kept}`]);
     await refused([q], 404, 'not_found', () => send('DELETE', `/v1/queues/${q}/jobs/${flat}`));
   });
 
   it('DELETE of a claimed job is 409 job_active and writes nothing; its worker then completes it', async () => {
     const q = freshQueue('ctl-active');
-    const consumer = libraryConsumer(admin, q);
+    const consumer = libraryConsumer(over.admin, q);
     const id = await post(q, 'busy', { 'Emq-Group': A });
     const claimed = await consumer.gclaim();
     expect(claimed?.id).toBe(id);
     await refused([q], 409, 'job_active', () => send('DELETE', `/v1/queues/${q}/jobs/${id}`));
     expect(await consumer.complete(id, claimed!.token)).toBe('ok');
-    expect(await admin.footprint(q)).not.toHaveProperty(`emq:{${q}}:gactive`);
+    expect(await over.admin.footprint(q)).not.toHaveProperty(`emq:{${q}}:gactive`);
   });
 
   it("DELETE with the caller's Idempotency-Key frees it: the same key then makes a new job", async () => {
@@ -121,7 +102,7 @@ describe.each(cases())('the control routes: $name', ({ url, rest }) => {
 
   it('promote: a scheduled job is claimed next at attempts 1, in its lane too; a pending one is 409 not_scheduled', async () => {
     const q = freshQueue('ctl-promote');
-    const consumer = libraryConsumer(admin, q);
+    const consumer = libraryConsumer(over.admin, q);
     const flat = await post(q, 'later', { 'Emq-Delay': '1h' });
     const laned = await post(q, 'lane later', { 'Emq-Delay': '1h', 'Emq-Group': B });
     for (const id of [flat, laned])
@@ -135,12 +116,12 @@ describe.each(cases())('the control routes: $name', ({ url, rest }) => {
 
   it("PATCH moves a scheduled job's due time by Emq-Delay or Emq-Not-Before; a bad or missing time is 400, a pending job 409", async () => {
     const q = freshQueue('ctl-resched');
-    const consumer = libraryConsumer(admin, q);
+    const consumer = libraryConsumer(over.admin, q);
     const id = await post(q, 'later', { 'Emq-Delay': '1h' });
     const at = Date.now() + 2 * 3_600_000;
     const moved = await send('PATCH', `/v1/queues/${q}/jobs/${id}`, { headers: { 'Emq-Not-Before': String(at) } });
     expect(moved).toEqual({ status: 200, body: { id, queue: q, verdict: 'rescheduled', runAt: at } });
-    expect(Number(await admin.text('ZSCORE', `emq:{${q}}:schedule`, id))).toBe(at);
+    expect(Number(await over.admin.text('ZSCORE', `emq:{${q}}:schedule`, id))).toBe(at);
     expect((await send('GET', `/v1/queues/${q}/jobs/${id}`)).body).toMatchObject({ state: 'scheduled', runAt: at });
     const soon = await send('PATCH', `/v1/queues/${q}/jobs/${id}`, { headers: { 'Emq-Delay': '50ms' } });
     expect(soon.body.verdict).toBe('rescheduled');
@@ -153,7 +134,7 @@ describe.each(cases())('the control routes: $name', ({ url, rest }) => {
 
   it('GET the queue: counts as the library reads them, every group (a pending-only one too), paged', async () => {
     const q = freshQueue('ctl-queue');
-    const consumer = libraryConsumer(admin, q);
+    const consumer = libraryConsumer(over.admin, q);
     await post(q, 'a1', { 'Emq-Group': A });
     await post(q, 'a2', { 'Emq-Group': A });
     await post(q, 'b1', { 'Emq-Group': B });
@@ -178,7 +159,7 @@ describe.each(cases())('the control routes: $name', ({ url, rest }) => {
 
   it('pause: claims stop while admission answers 201; resume: claims go on', async () => {
     const q = freshQueue('ctl-pause');
-    const consumer = libraryConsumer(admin, q);
+    const consumer = libraryConsumer(over.admin, q);
     const held = await send('POST', `/v1/queues/${q}/pause`);
     expect(held).toMatchObject({ status: 200, body: { queue: q, paused: true } });
     const id = await post(q, 'while paused');
@@ -190,7 +171,7 @@ describe.each(cases())('the control routes: $name', ({ url, rest }) => {
 
   it('PUT a group: limit 1 holds the second claim until complete; paused keeps its depth and is skipped; a bad body is 400', async () => {
     const q = freshQueue('ctl-group');
-    const consumer = libraryConsumer(admin, q);
+    const consumer = libraryConsumer(over.admin, q);
     const set = (body: unknown) => send('PUT', `/v1/queues/${q}/groups/${A}`, { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
     expect(await set({ limit: 1, weight: 3 })).toEqual({
       status: 200,

@@ -434,6 +434,47 @@ describe('real answers match the OpenAPI document', () => {
     await common('PUT', group, { body: '{"paused":false}', headers: json });
   });
 
+  it("the library's repeatables: each answer and each refusal", async () => {
+    const q = freshQueue('oa-sch');
+    const one = (queue: string, name = 'nightly') => `/v1/queues/${queue}/schedules/${name}`;
+    const json = { 'Content-Type': 'application/json' };
+    const put = (body: unknown, queue = q, init: Parameters<typeof send>[2] = {}) =>
+      send('PUT', one(queue), { body: typeof body === 'string' ? body : JSON.stringify(body), headers: json, ...init });
+    const codeOf = async (answer: Promise<Exchange>) => (await answer).body.code;
+    const common = async (method: string, path: (queue: string) => string, init: Parameters<typeof send>[2] = {}) => {
+      expect(await codeOf(send(method, path(q), { ...init, token: null }))).toBe('unauthorized');
+      expect(await codeOf(send(method, path(q), { ...init, token: method === 'GET' ? WRITER : READER }))).toBe('forbidden_action');
+      expect(await codeOf(send(method, path(q), { ...init, token: NARROW }))).toBe('forbidden_queue');
+      expect(await codeOf(send(method, path('emq'), init))).toBe('invalid_queue');
+      await pathFailures((target) => send(method, path(q), { ...init, ...(target && { target }) }));
+    };
+    expect((await put({ every: '1h', payload: 'x' })).status).toBe(201);
+    expect((await put({ every: '1h', payload: 'x' })).body.verdict).toBe('exists');
+    expect(await codeOf(put({ every: '2h', payload: 'x' }))).toBe('schedule_exists');
+    expect(await codeOf(put({ every: 'soon', payload: 'x' }))).toBe('invalid_body');
+    expect(await codeOf(send('PUT', one(q, 'a%3Ab'), { body: '{"every":"1h","payload":"x"}', headers: json }))).toBe('invalid_name');
+    expect(await codeOf(put({ every: '1h', payload: 'x'.repeat(65) }))).toBe('payload_too_large');
+    expect((await aborted(one(q), { Authorization: `Bearer ${TOKEN}` }, 'PUT')).body.code).toBe('client_closed');
+    await common('PUT', (queue) => one(queue), { body: '{"every":"1h","payload":"x"}', headers: json });
+    expect((await send('GET', `${one(q)}?payload=1`)).body).toMatchObject({ name: 'nightly', everyMs: 3_600_000, payload: 'x' });
+    expect(await codeOf(send('GET', one(q, 'other')))).toBe('not_found');
+    expect(await codeOf(send('GET', one(q, 'a%3Ab')))).toBe('invalid_name');
+    await common('GET', (queue) => one(queue));
+    expect((await send('GET', `/v1/queues/${q}/schedules?count=10`)).body.schedules).toHaveLength(1);
+    expect(await codeOf(send('GET', `/v1/queues/${q}/schedules?cursor=x`))).toBe('invalid_query');
+    await common('GET', (queue) => `/v1/queues/${queue}/schedules`);
+    for (const move of ['pause', 'resume', 'run-now']) {
+      expect((await send('POST', `${one(q)}/${move}`)).body).toMatchObject({ name: 'nightly' });
+      expect(await codeOf(send('POST', `${one(q, 'other')}/${move}`))).toBe('not_found');
+      expect(await codeOf(send('POST', `${one(q, 'a%3Ab')}/${move}`))).toBe('invalid_name');
+      await common('POST', (queue) => `${one(queue)}/${move}`);
+    }
+    expect((await send('DELETE', one(q))).body.verdict).toBe('cancelled');
+    expect(await codeOf(send('DELETE', one(q)))).toBe('not_found');
+    expect(await codeOf(send('DELETE', one(q, 'a%3Ab')))).toBe('invalid_name');
+    await common('DELETE', (queue) => one(queue));
+  });
+
   it('every answer the document lists was met: each success status, and each problem code at its status', () => {
     const listed: string[] = [];
     for (const { key, op } of operations) {

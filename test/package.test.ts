@@ -1,7 +1,8 @@
 // The package as a user gets it: `npm pack`, the tarball installed into a fresh project in a
 // temp dir (test/package/ is that project's code), and used from there: a Worker under
 // `wrangler dev` (workerd) enqueueing through the gateway; the producer app mounted in the
-// user's own Hono app behind the user's own auth; the typed client against `emq producer`.
+// user's own Hono app behind the user's own auth; the typed client against `emq producer`; the
+// REST connection from Node, through undici (the package's "node" entry).
 // The gateway and the producer are the tarball's own `emq` command. Every enqueue is read
 // back from Valkey.
 //
@@ -280,6 +281,17 @@ describe('the package, packed and installed into a fresh project', () => {
         await exited;
       }
     }
+  });
+
+  it('on Node, the REST connection from the package enqueues through the gateway without fetch (undici)', async () => {
+    const q = freshQueue('pkg-rest-node');
+    const { stdout } = await run(process.execPath, [join(scratch, 'dist', 'rest-node.js')], {
+      cwd: scratch,
+      env: { ...process.env, EMQ_REST_URL: gateway.url, EMQ_REST_TOKEN: gateway.producer, QUEUE: q },
+    });
+    const { id, verdict } = JSON.parse(stdout) as { id: string; verdict: string };
+    expect(verdict).toBe('enqueued');
+    expect(await admin.call('HGET', jobKey(q, id), 'payload')).toEqual(Buffer.from([0x00, 0xfe]));
   });
 
   it('the typed client, from a Node script, against the packed `emq producer`', async () => {

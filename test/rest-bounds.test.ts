@@ -3,6 +3,7 @@
 // (base64 arguments, Emq-Arg-Encoding), not one per job; on an endpoint that does not read
 // them (Upstash: here the gateway with the header stripped on its way) such calls go alone,
 // at most maxRequests of them; whatever cannot fit is refused before anything is written.
+// Over fetch and over undici (support/rest-sends.ts).
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createProducerApp } from '../functions/producer/hono-app.js';
 import { configFrom, restOptionsOf } from '../functions/producer/config.js';
@@ -10,23 +11,11 @@ import { connectRest } from '../shared/connections/rest.js';
 import { TooLargeError, addFlow, enqueueMany, mintId } from '../shared/index.js';
 import { freshQueue, type Admin } from './support/admin.js';
 import { gatewayOn, type GatewayProcess } from './support/gateway.js';
-
-/** fetch, recording each request's path; `plain` strips Emq-Arg-Encoding on the way, as an endpoint that does not know it ignores it. */
-function recording(plain = false) {
-  const seen: string[] = [];
-  const f: typeof fetch = (input, init) => {
-    seen.push(new URL(String(input)).pathname.split('/').slice(0, 2).join('/'));
-    if (!plain) return fetch(input, init);
-    const headers = new Headers(init?.headers);
-    headers.delete('Emq-Arg-Encoding');
-    return fetch(input, { ...init, headers });
-  };
-  return { seen, fetch: f };
-}
+import { SENDS, recording } from './support/rest-sends.js';
 
 const binary = (i: number) => Uint8Array.from([0xff, i & 0xff, 0x00, 0xfe, (i >> 8) & 0xff]);
 
-describe('REST connection bounds', () => {
+describe.each(SENDS)('REST connection bounds over $name', (via) => {
   const held = gatewayOn(inject('servers')[0]!.url);
   let gateway: GatewayProcess;
   let admin: Admin;
@@ -34,7 +23,7 @@ describe('REST connection bounds', () => {
     ({ gw: gateway, admin } = held);
     // every script loaded, so the counts below are the steady state's (after SCRIPT FLUSH each
     // script costs one more request, once)
-    const warm = connectRest({ url: gateway.url, token: gateway.producer });
+    const warm = connectRest({ url: gateway.url, token: gateway.producer, transport: via.transport() });
     await addFlow(warm, freshQueue('fw'), { parent: { payload: 'p' }, children: [{ payload: 'c', queue: freshQueue('fw') }] });
     await enqueueMany(warm, freshQueue('fw'), [{ payload: 'j' }]);
   });
@@ -42,51 +31,51 @@ describe('REST connection bounds', () => {
   const payloadOf = async (q: string, id: string) => Buffer.from(((await admin.call('HGET', `emq:{${q}}:job:${id}`, 'payload')) as Buffer) ?? []);
 
   it('finding 4 (second review): a cross-queue flow of 1,000 children that are not UTF-8 takes a few requests (was 1,002), every byte exact', async () => {
-    const rec = recording();
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch });
+    const rec = recording(via.transport());
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: rec.transport });
     const q = freshQueue('fo');
     const other = freshQueue('fo-x');
     const children = Array.from({ length: 1_000 }, (_, i) => ({ payload: binary(i), queue: i % 2 ? other : q }));
     const result = await addFlow(rest, q, { parent: { payload: binary(7) }, children });
     expect(result.verdict).toBe('enqueued');
     // the probe (once per connection), the children checked, the parent held, the children landed
-    expect(rec.seen).toEqual(['/pipeline', '/pipeline', '/evalsha', '/pipeline']);
+    expect(rec.paths).toEqual(['/pipeline', '/pipeline', '/evalsha', '/pipeline']);
     for (const [i, c] of result.children.entries()) expect(Buffer.compare(await payloadOf(c.queue, c.id), Buffer.from(binary(i))), `child ${i}`).toBe(0);
     expect(Buffer.compare(await payloadOf(q, result.parent.id), Buffer.from(binary(7)))).toBe(0);
   });
 
   it('finding 4 (second review): a batch of 500 payloads that are not UTF-8 is one /pipeline request; the endpoint is probed once per connection', async () => {
-    const rec = recording();
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch });
+    const rec = recording(via.transport());
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: rec.transport });
     const q = freshQueue('fb');
     const jobs = Array.from({ length: 500 }, (_, i) => ({ id: mintId(), payload: binary(i) }));
     expect((await enqueueMany(rest, q, jobs.slice(0, 250))).every((r) => r.verdict === 'enqueued')).toBe(true);
-    expect(rec.seen).toEqual(['/pipeline', '/pipeline']);
-    rec.seen.length = 0;
+    expect(rec.paths).toEqual(['/pipeline', '/pipeline']);
+    rec.paths.length = 0;
     // a view for another request shares what was learned
     const view = rest.withRequest({ headers: { 'X-Request-Id': 'r2' } });
     expect((await enqueueMany(view, q, jobs.slice(250))).every((r) => r.verdict === 'enqueued')).toBe(true);
-    expect(rec.seen).toEqual(['/pipeline']);
+    expect(rec.paths).toEqual(['/pipeline']);
     for (const [i, job] of jobs.entries()) expect(Buffer.compare(await payloadOf(q, job.id), Buffer.from(binary(i))), `job ${i}`).toBe(0);
   });
 
   it('finding 4 (second review): without base64 arguments (Upstash), such calls go alone, at most 8 requests; more are refused before anything is written', async () => {
-    const rec = recording(true);
+    const rec = recording(via.transport(), true);
     // the producer's bound (restOptionsOf); a connection of the library's own has none
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch, maxRequests: 8 });
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: rec.transport, maxRequests: 8 });
     const q = freshQueue('fu');
     const few = [{ id: mintId(), payload: 'text' }, ...Array.from({ length: 6 }, (_, i) => ({ id: mintId(), payload: binary(i) }))];
     expect((await enqueueMany(rest, q, few)).every((r) => r.verdict === 'enqueued')).toBe(true);
-    expect(rec.seen.filter((p) => p === '/evalsha')).toHaveLength(6);
+    expect(rec.paths.filter((p) => p === '/evalsha')).toHaveLength(6);
     for (const [i, job] of few.entries()) expect(Buffer.compare(await payloadOf(q, job.id), Buffer.from(few[i]!.payload))).toBe(0);
 
     const many = freshQueue('fu');
-    rec.seen.length = 0;
+    rec.paths.length = 0;
     const jobs = Array.from({ length: 9 }, (_, i) => ({ id: mintId(), payload: binary(i) }));
     const err = await enqueueMany(rest, many, jobs).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TooLargeError);
     expect((err as Error).message).toMatch(/9 requests/);
-    expect(rec.seen).toEqual([]);
+    expect(rec.paths).toEqual([]);
     expect(await admin.footprint(many)).toEqual({});
 
     // a cross-queue flow: refused before its parent is held
@@ -99,18 +88,18 @@ describe('REST connection bounds', () => {
   });
 
   it("finding 6 (second review): a same-queue flow past one request's body is refused before it is sent; the endpoint's own 413 is told apart", async () => {
-    const rec = recording();
+    const rec = recording(via.transport());
     // the gateway's producer cap, as the producer tells its connection (restOptionsOf)
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch, maxBodyBytes: 2 * 1024 * 1024 });
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: rec.transport, maxBodyBytes: 2 * 1024 * 1024 });
     const q = freshQueue('fs');
     const big = { parent: { payload: 'p' }, children: Array.from({ length: 3 }, () => ({ payload: new Uint8Array(900 * 1024).fill(0x61) })) };
     const err = await addFlow(rest, q, big).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TooLargeError);
-    expect(rec.seen).toEqual([]);
+    expect(rec.paths).toEqual([]);
     expect(await admin.footprint(q)).toEqual({});
 
     // a connection not told the endpoint's limit: the gateway's 413, in fixed words
-    const loose = connectRest({ url: gateway.url, token: gateway.producer });
+    const loose = connectRest({ url: gateway.url, token: gateway.producer, transport: via.transport() });
     const refused = await addFlow(loose, q, big).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(TooLargeError);
     // the endpoint's words, for the operator's log only (the producer hides them: error-problems.ts)
@@ -121,7 +110,7 @@ describe('REST connection bounds', () => {
 
   it('finding 6 (second review): the producer answers such a flow 413 payload_too_large, naming neither the gateway nor its words, nothing written', async () => {
     const config = configFrom({ EMQ_TOKENS: JSON.stringify([{ token: 'bounds-token-0123456789', queues: ['fp*'], rawPrefixes: true }]) });
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, ...restOptionsOf(config) });
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: via.transport(), ...restOptionsOf(config) });
     const app = createProducerApp({ config: () => config, connection: () => rest });
     const q = freshQueue('fp');
     const chunk = Buffer.alloc(900 * 1024, 0x62).toString();

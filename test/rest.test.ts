@@ -1,28 +1,16 @@
 // The REST connection's own duties, against the real gateway over real HTTP: one request
-// per enqueue, one per batch, bytes JSON cannot carry, timeouts and bounded retries.
+// per enqueue, one per batch, bytes JSON cannot carry, timeouts and bounded retries; over
+// fetch and over undici (support/rest-sends.ts).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectRest } from '../shared/connections/rest.js';
 import { AuthError, ConnectionError, enqueue, enqueueMany, mintId } from '../shared/index.js';
-import { startServer } from '../scripts/valkey.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
+import { SENDS, behindDownValkey, recording } from './support/rest-sends.js';
 
-/** fetch, recording each request's method and path, and each /pipeline body's size in bytes. */
-function recording() {
-  const seen: string[] = [];
-  const pipelineBytes: number[] = [];
-  const f: typeof fetch = (input, init) => {
-    const path = new URL(String(input)).pathname;
-    seen.push(`${init?.method ?? 'GET'} ${path.split('/').slice(0, 2).join('/')}`);
-    if (path === '/pipeline') pipelineBytes.push(new TextEncoder().encode(String(init?.body)).length);
-    return fetch(input, init);
-  };
-  return { seen, pipelineBytes, fetch: f };
-}
-
-describe('REST connection', () => {
+describe.each(SENDS)('REST connection over $name', (via) => {
   const valkeyUrl = inject('servers')[0]!.url;
   let gateway: GatewayProcess;
   let admin: Admin;
@@ -36,8 +24,8 @@ describe('REST connection', () => {
   });
 
   it('one enqueue is one HTTP request; after SCRIPT FLUSH, two', async () => {
-    const rec = recording();
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch });
+    const rec = recording(via.transport());
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: rec.transport });
     const q = freshQueue();
     await enqueue(rest, q, mintId(), 'warm');
     rec.seen.length = 0;
@@ -50,8 +38,8 @@ describe('REST connection', () => {
   });
 
   it('enqueueMany is one /pipeline request', async () => {
-    const rec = recording();
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch });
+    const rec = recording(via.transport());
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: rec.transport });
     const q = freshQueue();
     await enqueue(rest, q, mintId(), 'warm');
     rec.seen.length = 0;
@@ -63,8 +51,8 @@ describe('REST connection', () => {
   });
 
   it('a batch whose JSON would pass the request limit goes as several /pipeline requests, each within it, every byte exact', async () => {
-    const rec = recording();
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch, maxRequestBytes: 64 * 1024 });
+    const rec = recording(via.transport());
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: rec.transport, maxRequestBytes: 64 * 1024 });
     const q = freshQueue();
     // NUL bytes are UTF-8, but JSON writes each as \u0000: 6x the payload
     const jobs = Array.from({ length: 100 }, (_, i) => ({ id: mintId(), payload: new Uint8Array(2_000 + i) }));
@@ -81,8 +69,8 @@ describe('REST connection', () => {
   });
 
   it('a batch with payloads that are not UTF-8 stores every byte, in order, in one pipeline of base64 arguments (after the probe that learns the gateway reads them)', async () => {
-    const rec = recording();
-    const rest = connectRest({ url: gateway.url, token: gateway.producer, fetch: rec.fetch });
+    const rec = recording(via.transport());
+    const rest = connectRest({ url: gateway.url, token: gateway.producer, transport: rec.transport });
     const q = freshQueue();
     await enqueue(rest, q, mintId(), 'warm');
     const binary = Uint8Array.from({ length: 256 }, (_, i) => i);
@@ -107,43 +95,33 @@ describe('REST connection', () => {
   });
 
   it('a wrong token: AuthError at once, no retries', async () => {
-    const rec = recording();
-    const rest = connectRest({ url: gateway.url, token: 'not-a-token', fetch: rec.fetch });
+    const rec = recording(via.transport());
+    const rest = connectRest({ url: gateway.url, token: 'not-a-token', transport: rec.transport });
     const q = freshQueue();
     await expect(enqueue(rest, q, mintId(), 'x')).rejects.toBeInstanceOf(AuthError);
     expect(rec.seen).toHaveLength(1);
     expect(await admin.footprint(q)).toEqual({});
   });
 
-  it('Valkey down behind the gateway: 503s are retried a bounded number of times, then ConnectionError', { timeout: 30_000 }, async () => {
-    const down = await startServer();
-    await down.stop();
-    const gw = await startGatewayProcess(down.url, { EMQ_GATEWAY_TIMEOUT_MS: '500' });
-    try {
-      const rec = recording();
-      const rest = connectRest({ url: gw.url, token: gw.producer, retries: 2, backoffMs: 10, fetch: rec.fetch });
+  it('Valkey down behind the gateway: 503s are retried a bounded number of times, then ConnectionError', { timeout: 30_000 }, () =>
+    behindDownValkey(async (gw) => {
+      const rec = recording(via.transport());
+      const rest = connectRest({ url: gw.url, token: gw.producer, retries: 2, backoffMs: 10, transport: rec.transport });
       const error = await enqueue(rest, 'q', mintId(), 'x').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectionError);
       expect((error as Error).message).toMatch(/503/);
       expect(rec.seen).toEqual(['POST /evalsha', 'POST /evalsha', 'POST /evalsha']);
-    } finally {
-      expect(await gw.stop()).toBe(0);
-    }
-  });
+    }),
+  );
 
-  it("only this project's scripts are retried: another script gets one try", { timeout: 30_000 }, async () => {
-    const down = await startServer();
-    await down.stop();
-    const gw = await startGatewayProcess(down.url, { EMQ_GATEWAY_TIMEOUT_MS: '500' });
-    try {
-      const rec = recording();
-      const rest = connectRest({ url: gw.url, token: gw.admin, retries: 2, backoffMs: 10, fetch: rec.fetch });
+  it("only this project's scripts are retried: another script gets one try", { timeout: 30_000 }, () =>
+    behindDownValkey(async (gw) => {
+      const rec = recording(via.transport());
+      const rest = connectRest({ url: gw.url, token: gw.admin, retries: 2, backoffMs: 10, transport: rec.transport });
       await expect(rest.run({ op: 'eval', script: 'return 1', keys: [], args: ['x'] })).rejects.toBeInstanceOf(ConnectionError);
       expect(rec.seen).toHaveLength(1);
-    } finally {
-      expect(await gw.stop()).toBe(0);
-    }
-  });
+    }),
+  );
 
   describe('an endpoint that never answers', () => {
     let silent: Server;
@@ -159,8 +137,8 @@ describe('REST connection', () => {
     });
 
     it('times out through AbortSignal with ConnectionError, after its bounded retries', { timeout: 10_000 }, async () => {
-      const rec = recording();
-      const rest = connectRest({ url, token: 't', timeoutMs: 200, retries: 1, backoffMs: 10, fetch: rec.fetch });
+      const rec = recording(via.transport());
+      const rest = connectRest({ url, token: 't', timeoutMs: 200, retries: 1, backoffMs: 10, transport: rec.transport });
       const error = await enqueue(rest, 'q', mintId(), 'x').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectionError);
       expect((error as Error).message).toMatch(/no answer within 200 ms/);

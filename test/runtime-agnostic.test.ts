@@ -1,5 +1,6 @@
 // shared/ runs unchanged on Node, workerd, Deno and Bun: no Node built-ins, no Workers
-// modules, no glide, except in the glide connection that only Node code imports.
+// modules, no glide or undici, except in the glide connection, the REST connection's undici
+// send (connections/rest-node.ts) and the package's Node entry (node.ts), that only Node code imports.
 // (npm run typecheck also compiles shared/ without Node's types.)
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../shared/', import.meta.url));
-const NODE_ONLY = new Set(['connections/glide.ts', 'connections/glide-wire.ts', 'connections/glide-replies.ts']);
+const NODE_ONLY = new Set(['connections/glide.ts', 'connections/glide-wire.ts', 'connections/glide-replies.ts', 'connections/rest-node.ts', 'node.ts']);
 
 function files(dir: string, prefix = ''): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
@@ -26,8 +27,8 @@ it('the core imports only relative modules', () => {
   }
 });
 
-it('nothing in the core imports the glide connection', () => {
+it('nothing in the core imports the glide connection or the Node-only REST send', () => {
   for (const f of files('').filter((f) => !NODE_ONLY.has(f))) {
-    expect(readFileSync(join(root, f), 'utf8'), f).not.toMatch(/connections\/glide|\.\/glide(?:-wire|-replies)?\.js/);
+    expect(readFileSync(join(root, f), 'utf8'), f).not.toMatch(/connections\/glide|\.\/glide(?:-wire|-replies)?\.js|rest-node\.js|\.\/node\.js/);
   }
 });

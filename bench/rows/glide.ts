@@ -1,8 +1,7 @@
-// glide, the Node connection: enqueue() and enqueueMany() over 64 queues, on the single node
-// (rows 5, 6) and on a private Valkey Cluster of PRIMARIES primaries, no replicas (rows 7, 8;
-// scripts/cluster.ts: replication would only take CPU from the primaries).
+// glide: enqueue() and enqueueMany() over 64 queues, on the single node and on a private Valkey
+// Cluster of PRIMARIES primaries, no replicas (they would only take CPU from the primaries).
 import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
-import { startCluster, type RunningCluster } from '../../scripts/cluster.js';
+import { startCluster } from '../../scripts/cluster.js';
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { pendingKey } from '../../shared/index.js';
 import { command } from '../../functions/gateway/glide-commands.js';
@@ -10,97 +9,44 @@ import { BATCHES_IN_FLIGHT, IN_FLIGHT, PRIMARIES, QUEUES, drivenRow, queuesOf, s
 import { adopt, type Proc } from '../procs.js';
 import { fmtInt, type Row } from '../report.js';
 
-/** glide's coalescing cap (connectGlide's maxBatch), to try other settings. */
-const MAX_BATCH = Number(process.env.BENCH_MAX_BATCH) || undefined;
-
-/** Where the jobs go, which processes are Valkey, how to count the jobs and (the cluster) how they landed. */
-interface Target {
-  url: string;
-  valkey: Proc[];
-  count(queues: readonly string[]): Promise<number>;
-  spread?(): Promise<string>;
-}
+/** Where the jobs go: its URL, its Valkey processes, and (the cluster) each primary's port. */
+type Target = { url: string; valkey: Proc[]; ports?: number[] };
 
 export async function glideRows(bench: Bench): Promise<void> {
-  const single: Target = { url: bench.server.url, valkey: bench.valkey, count: (queues) => bench.zcards(queues) };
+  const single: Target = { url: bench.server.url, valkey: bench.valkey };
   await bench.row('single', (r) => glideRow(r, single, 'single'));
   await bench.row('batch', (r) => glideRow(r, single, 'batch'));
   if (!(bench.runs('cluster-single') || bench.runs('cluster-batch')) || bench.aborting()) return;
-
   process.stderr.write(`bench: starting a Valkey Cluster (${PRIMARIES} primaries)...\n`);
-  let cluster: { target: Target; close(): Promise<void> } | Error;
-  try {
-    cluster = await openCluster();
+  const cluster = startCluster({ primaries: PRIMARIES, replicas: 0 }).then((c) => {
     bench.header.push(`cluster: ${PRIMARIES} primaries, no replicas, on loopback (scripts/cluster.ts), the same server binary`);
-  } catch (err) {
-    cluster = err as Error;
+    // stopAll() stops them on a bail: nothing is in front of them
+    const stops = c.nodes.map((node) => adopt('valkey', node.pid, () => node.stop()));
+    const valkey = c.nodes.map((node, i) => ({ label: `valkey ${i + 1}`, pid: node.pid }));
+    return { target: { url: c.url, valkey, ports: c.nodes.map((n) => n.port) }, stop: () => Promise.all(stops.map((s) => s())) };
+  });
+  cluster.catch(() => undefined); // its failure is each cluster row's, when it runs
+  for (const [key, mode] of [
+    ['cluster-single', 'single'],
+    ['cluster-batch', 'batch'],
+  ] as const) {
+    await bench.row(key, async (r) => glideRow(r, (await cluster).target, mode));
   }
-  try {
-    for (const [key, mode] of [
-      ['cluster-single', 'single'],
-      ['cluster-batch', 'batch'],
-    ] as const) {
-      await bench.row(key, async (r) => {
-        if (cluster instanceof Error) throw cluster;
-        await glideRow(r, cluster.target, mode);
-      });
-    }
-  } finally {
-    if (!(cluster instanceof Error)) await cluster.close();
-  }
-}
-
-async function openCluster(): Promise<{ target: Target; close(): Promise<void> }> {
-  const cluster: RunningCluster = await startCluster({ primaries: PRIMARIES, replicas: 0 });
-  // stopAll() stops them on a bail: nothing is in front of them
-  const stops = cluster.nodes.map((node) => adopt('valkey', node.pid, () => node.stop()));
-  const stop = () => Promise.all(stops.map((s) => s())).then(() => undefined);
-  let connection: GlideConnection;
-  try {
-    connection = await connectGlide(cluster.url);
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  const client = connection.client as GlideClusterClient;
-  const target: Target = {
-    url: cluster.url,
-    valkey: cluster.nodes.map((node, i) => ({ label: `valkey ${i + 1}`, pid: node.pid })),
-    count: async (queues) => {
-      let sum = 0;
-      for (const q of queues) {
-        const o = await command(connection.wire, ['ZCARD', pendingKey(q)]);
-        if (!o.ok) throw new Error(o.error);
-        sum += Number(o.value);
-      }
-      return sum;
-    },
-    spread: async () => {
-      const sizes: string[] = [];
-      for (const node of cluster.nodes) {
-        const n = await client.customCommand(['DBSIZE'], { route: { type: 'routeByAddress', host: '127.0.0.1', port: node.port } });
-        sizes.push(`:${node.port} ${fmtInt(Number(n))}`);
-      }
-      return `keys per primary (job rows and pending sets): ${sizes.join(', ')}`;
-    },
-  };
-  return { target, close: () => connection.close().finally(stop) };
+  await cluster.then(
+    (c) => c.stop(),
+    () => undefined,
+  );
 }
 
 /** Glide round trips: each customCommand or exec is one; exec carries many commands. */
 function countTrips(connection: GlideConnection): { calls: number; commands: number } {
   const trips = { calls: 0, commands: 0 };
   const client = connection.client as GlideClient;
-  const custom = client.customCommand.bind(client);
-  const exec = client.exec.bind(client);
-  client.customCommand = (...args: Parameters<GlideClient['customCommand']>) => {
-    trips.calls++;
-    trips.commands++;
-    return custom(...args);
-  };
-  client.exec = async (...args: Parameters<GlideClient['exec']>) => {
-    trips.calls++;
+  const [custom, exec] = [client.customCommand.bind(client), client.exec.bind(client)];
+  client.customCommand = (...args) => (trips.calls++, trips.commands++, custom(...args));
+  client.exec = async (...args) => {
     const replies = await exec(...args);
+    trips.calls++;
     trips.commands += replies?.length ?? 0;
     return replies;
   };
@@ -108,30 +54,35 @@ function countTrips(connection: GlideConnection): { calls: number; commands: num
 }
 
 async function glideRow(row: Row, target: Target, mode: 'single' | 'batch'): Promise<void> {
-  const connection = await connectGlide(MAX_BATCH ? { url: target.url, maxBatch: MAX_BATCH } : target.url);
+  const [connection, admin] = [await connectGlide(target.url), await connectGlide(target.url)];
   try {
     const queues = queuesOf(`bench-${row.key}`);
     const step = steps(connection, queues)[mode];
     const inFlight = mode === 'single' ? IN_FLIGHT : BATCHES_IN_FLIGHT;
-    const { valkey } = target;
+    const count = async () => {
+      let sum = 0;
+      for (const q of queues) {
+        const o = await command(admin.wire, ['ZCARD', pendingKey(q)]);
+        if (!o.ok) throw new Error(o.error);
+        sum += Number(o.value);
+      }
+      return sum;
+    };
     let trips = { calls: 0, commands: 0 };
     const measuring = () => void (trips = countTrips(connection));
-    const m = await drivenRow(row, {
-      inFlight,
-      step,
-      procs: valkey,
-      valkey,
-      count: () => target.count(queues),
-      where: `the ${QUEUES} pending sets`,
-      measuring,
-    });
+    const m = await drivenRow(row, { inFlight, step, valkey: target.valkey, count, measuring });
     const perCall = trips.calls > 0 ? trips.commands / trips.calls : 0;
     row.notes.push(
-      `${inFlight} calls in flight over ${QUEUES} queues, maxBatch ${MAX_BATCH ?? 'default (32)'}; ` +
+      `${inFlight} calls in flight over ${QUEUES} queues, maxBatch 32 (the default); ` +
         `${fmtInt(trips.calls / m.seconds)} glide calls/s carrying ${perCall.toFixed(1)} commands each; latency per call`,
     );
-    if (target.spread) row.notes.push(await target.spread());
+    const sizes: string[] = [];
+    for (const port of target.ports ?? []) {
+      const route = { type: 'routeByAddress', host: '127.0.0.1', port } as const;
+      sizes.push(`:${port} ${fmtInt(Number(await (admin.client as GlideClusterClient).customCommand(['DBSIZE'], { route })))}`);
+    }
+    if (sizes.length) row.notes.push(`keys per primary (job rows and pending sets): ${sizes.join(', ')}`);
   } finally {
-    await connection.close();
+    await Promise.all([connection.close(), admin.close()]);
   }
 }

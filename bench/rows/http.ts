@@ -1,38 +1,34 @@
-// HTTP, 64 keep-alive connections posting one ~100-byte JSON job (http-gen.ts): the gateway
-// alone, path-style EVALSHA @enqueue with a fresh id per request, and webdis (the peer: the
-// same command, path-style, the job as the PUT body, HTTP Basic auth) in front of the same
-// Valkey; the producer Worker bundle under bare `workerd serve` → gateway → Valkey; the
-// floors of each runtime: a no-op Hono Worker, a Worker making one fetch to a no-op upstream,
-// the same no-op app on Node; Hono on Node + BullMQ, the peer; `emq producer` on Node.
+// HTTP, 64 keep-alive connections (http-gen.ts): the gateway, path-style EVALSHA @enqueue with a
+// fresh id per request, against webdis (the same command as a PUT); the producer Worker under
+// bare `workerd serve` → gateway; the floors (a no-op Hono Worker, a Worker making one fetch,
+// the no-op app on Node); Hono + BullMQ on Node, the peer; `emq producer` on Node.
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../../scripts/repo-root.js';
 import { ensureTool } from '../../scripts/valkey.js';
+import type { ValkeyEndpoint } from '../../shared/connections/valkey-url.js';
 import { jobKey, pendingKey } from '../../shared/keyspace.js';
 import { enqueueScript } from '../../shared/scripts.js';
 import { IN_FLIGHT, MEASURE_MS, WARM_MS, fillCpu, logFile, payloadOf, type Bench } from '../common.js';
-import { runLoad, type LoadSpec } from '../http-gen.js';
+import { runLoad, wrkPath, type LoadSpec } from '../http-gen.js';
 import { HTTP_ROWS } from '../plan.js';
-import { cpuWindow, spawnServing, type Child, type Proc } from '../procs.js';
+import { cpuWindow, onFreePort, outputOf, spawnServing, type Child, type Proc } from '../procs.js';
 import { fmtInt, type Row } from '../report.js';
-import { startWebdis } from '../webdis.js';
 import { COMPATIBILITY_DATE, bundleWorker, startWorkerd, workerdVersion } from '../workerd.js';
 import { BULL_PREFIX } from './peer.js';
 import { startBenchGateway } from './rest.js';
 
 const QUEUE = 'bench';
 const BODY = JSON.stringify(payloadOf(0));
-/** After the load stops, the requests wrk abandoned mid-flight still finish on the server. */
-const SETTLE_MS = 300;
+const SETTLE_MS = 300; // for the requests wrk abandoned mid-flight to finish
 const ROOT = repoRoot();
 const BUNDLE = join(ROOT, 'dist', 'worker', 'default', 'worker.js');
 const HERE = fileURLToPath(new URL('..', import.meta.url)); // dist/bench/
 const SERVERS = join(HERE, 'servers.js');
-/** Where the load generator puts each request's fresh job id (http-gen.ts). */
-const ID_SLOT = 'EMQIDSLOT';
-/** The path of a path-style EVALSHA @enqueue into QUEUE as connectRest sends it (arguments percent-encoded, the command lowercase). */
+const ID_SLOT = 'EMQIDSLOT'; // each request's fresh job id goes here (http-gen.ts)
+/** A path-style EVALSHA @enqueue into QUEUE, as connectRest sends it. */
 const ENQUEUE_PATH = `/${['evalsha', enqueueScript.sha1, '2', jobKey(QUEUE, 'JOB00000000000').replace('JOB00000000000', ID_SLOT), pendingKey(QUEUE), ID_SLOT].map(encodeURIComponent).join('/')}`;
 
 const proc = (label: string, child: Pick<Child, 'pid'>): Proc => ({ label, pid: child.pid });
@@ -41,7 +37,7 @@ export async function httpRows(bench: Bench): Promise<void> {
   const { server, tmp, valkey } = bench;
   if (!HTTP_ROWS.some((k) => bench.runs(k)) || bench.aborting()) return;
   if (!existsSync(BUNDLE)) throw new Error(`no Worker bundle at ${BUNDLE}: run npm run build first`);
-  ensureTool('wrk'); // installed now when missing, before a row starts its servers; a row without it fails
+  wrkPath(); // installed now when missing, before a row starts its servers
   const token = `bench-${randomBytes(16).toString('hex')}`;
   const emqTokens = JSON.stringify([{ token, queues: ['*'], rawPrefixes: true }]);
   bench.header.push(
@@ -83,8 +79,7 @@ export async function httpRows(bench: Bench): Promise<void> {
   const check = async (r: Row, created: number, what: string, count: () => Promise<number> = () => server.pending(QUEUE)) => {
     await new Promise((res) => setTimeout(res, SETTLE_MS));
     const held = await count();
-    // wrk abandons up to one request per connection when each run's time is up; the server
-    // still finishes them, so Valkey may hold up to 2 x 64 more than wrk counted
+    // wrk abandons up to a request per connection at the end of each run, which the server finishes
     if (held >= created && held - created <= 2 * IN_FLIGHT) {
       r.notes.push(
         `checked: ${what} holds ${fmtInt(held)} jobs; oks counted ${fmtInt(created)} (warm-up included)${held > created ? `, ${held - created} answered after wrk stopped` : ''}`,
@@ -152,4 +147,24 @@ export async function httpRows(bench: Bench): Promise<void> {
     const producer = await serving(r, cleanup, 'emq producer', [join(ROOT, 'bin', 'emq.js'), 'producer'], env);
     await check(r, await http(r, producer.url, [proc('node', producer)], true), 'the pending set');
   });
+}
+
+/** webdis, the gateway's HTTP peer (the distribution's package, 2 threads): EVALSHA only, behind HTTP Basic auth. */
+type Webdis = Child & { basic: string; about: string }; // basic: the Authorization: Basic credentials
+
+async function startWebdis({ host, port: redisPort, db }: ValkeyEndpoint, scratch: string): Promise<Webdis> {
+  const binary = ensureTool('webdis');
+  if (!binary) throw new Error('no webdis, and it cannot be installed here (Debian and Ubuntu have it: apt-get install webdis)');
+  const dir = join(scratch, 'webdis');
+  mkdirSync(dir, { recursive: true });
+  const secret = randomBytes(16).toString('hex');
+  const acl = [{ disabled: ['*'] }, { http_basic_auth: `emq:${secret}`, enabled: ['EVALSHA'] }];
+  const child = await onFreePort((port) => {
+    const config = { redis_host: host, redis_port: redisPort, http_host: '127.0.0.1', http_port: port, threads: 2, daemonize: false, database: db, acl };
+    writeFileSync(join(dir, 'webdis.json'), JSON.stringify({ ...config, verbosity: 0, logfile: join(dir, 'webdis.log') }));
+    return spawnServing('webdis', [join(dir, 'webdis.json')], { command: binary, cwd: dir, port, stdoutFile: join(dir, 'stdout.log') });
+  });
+  // dpkg-query's field, not a template placeholder (webdis prints no version of its own)
+  const version = outputOf('dpkg-query', ['-W', '-f', '$' + '{Version}', 'webdis']) ?? '?';
+  return { ...child, basic: Buffer.from(`emq:${secret}`).toString('base64'), about: `webdis ${version}, 2 threads` };
 }

@@ -1,10 +1,6 @@
-// Memory per job: bytes Valkey holds for one job of a 200-byte payload, EchoMQ's (a row hash
-// and a pending-set entry, written by enqueueMany over glide) against BullMQ's (Queue.addBulk:
-// a job hash, a wait-list entry, an event in its stream, the id counter), at two settings of
-// hash-max-listpack-value: the server's default (64 bytes, under which a 200-byte field turns
-// a hash into a hashtable) and 1024 (the hash stays a listpack). Two measures each: the
-// used_memory delta over JOBS jobs, and MEMORY USAGE (SAMPLES 0) of every key written, per job.
-// Needs the bench's own server: it flushes it and changes a setting (restored after).
+// Memory per job of a 200-byte payload, EchoMQ's (enqueueMany over glide) against BullMQ's
+// (Queue.addBulk), at hash-max-listpack-value 64 (the default: a 200-byte field makes a hash a
+// hashtable) and 1024 (it stays a listpack): the used_memory delta, and MEMORY USAGE of each key.
 import { Queue } from 'bullmq';
 import { connectGlide } from '../../shared/connections/glide.js';
 import { enqueueMany, pendingKey } from '../../shared/index.js';
@@ -13,29 +9,23 @@ import { fmtInt, mdTable } from '../report.js';
 import { BULL_PREFIX, bullConnection } from './peer.js';
 
 const JOBS = 20_000;
-export const PAYLOAD_BYTES = 200;
+const PAYLOAD_BYTES = 200;
 const SETTINGS = [64, 1024];
 
 /** A job document of exactly PAYLOAD_BYTES as JSON: the bench's job, padded. */
-function job(n: number): Record<string, unknown> {
+type Job = Record<string, unknown>;
+function job(n: number): Job {
   const base = { ...payloadOf(n), pad: '' };
   base.pad = 'x'.repeat(PAYLOAD_BYTES - Buffer.byteLength(JSON.stringify(base)));
   return base;
 }
 
-interface Measured {
-  /** used_memory after less before, per job. */
-  delta: number;
-  /** MEMORY USAGE of every key written, summed, per job; and of one job's own hash. */
-  keys: number;
-  hash: number;
-  encoding: string;
-}
+/** Per job: used_memory after less before, and MEMORY USAGE of every key written; of one job's own hash. */
+type Measured = { delta: number; keys: number; hash: number; encoding: string };
 
 /** The memory section's markdown lines, or a line saying why it did not run. */
 export async function memoryRows(bench: Bench): Promise<string[]> {
   const { server } = bench;
-  if (!server.owned) return ['not measured: VALKEY_URL names a server of your own, and this section flushes it'];
   // RESP3: glide's record [{ key, value }]; RESP2: [name, value]
   const got = (await server.call('CONFIG', 'GET', 'hash-max-listpack-value')) as Array<string | { key: string; value: string }>;
   const first = got[0];
@@ -62,53 +52,31 @@ export async function memoryRows(bench: Bench): Promise<string[]> {
     };
   };
 
-  const lines: string[] = [];
   const table: string[][] = [];
+  const queue = 'bench-mem';
+  const batches = async (write: (jobs: Job[]) => Promise<unknown>) => {
+    for (let n = 0; n < JOBS; n += BATCH) await write(Array.from({ length: Math.min(BATCH, JOBS - n) }, (_, i) => job(n + i)));
+  };
   try {
     for (const setting of SETTINGS) {
       await server.call('CONFIG', 'SET', 'hash-max-listpack-value', String(setting));
-      const queue = 'bench-mem';
       const glide = await connectGlide(server.url);
-      let emq: Measured;
-      try {
-        emq = await settle(
-          async () => {
-            for (let n = 0; n < JOBS; n += BATCH) {
-              await enqueueMany(
-                glide,
-                queue,
-                Array.from({ length: Math.min(BATCH, JOBS - n) }, (_, i) => ({ payload: JSON.stringify(job(n + i)) })),
-              );
-            }
-          },
-          `emq:{${queue}}:*`,
-          async () => `emq:{${queue}}:job:${String(((await server.call('ZRANGE', pendingKey(queue), '0', '0')) as string[])[0])}`,
+      const toEmq = (jobs: Job[]) =>
+        enqueueMany(
+          glide,
+          queue,
+          jobs.map((j) => ({ payload: JSON.stringify(j) })),
         );
-      } finally {
-        await glide.close();
-      }
+      const firstRow = async () => `emq:{${queue}}:job:${String(((await server.call('ZRANGE', pendingKey(queue), '0', '0')) as string[])[0])}`;
+      const emq = await settle(() => batches(toEmq), `emq:{${queue}}:*`, firstRow).finally(() => glide.close());
       const bull = new Queue(queue, { connection: bullConnection(server.endpoint), prefix: BULL_PREFIX });
-      let bullmq: Measured;
-      try {
-        await bull.waitUntilReady();
-        bullmq = await settle(
-          async () => {
-            for (let n = 0; n < JOBS; n += BATCH) {
-              await bull.addBulk(Array.from({ length: Math.min(BATCH, JOBS - n) }, (_, i) => ({ name: 'job', data: job(n + i) })));
-            }
-          },
-          `${BULL_PREFIX}:${queue}:*`,
-          async () => `${BULL_PREFIX}:${queue}:1`,
-        );
-      } finally {
-        await bull.close();
-      }
-      for (const [who, m] of [
-        ['EchoMQ (enqueueMany, glide)', emq],
-        ['BullMQ (Queue.addBulk)', bullmq],
-      ] as const) {
-        table.push([String(setting), who, fmtInt(m.delta), fmtInt(m.keys), `${fmtInt(m.hash)} (${m.encoding})`]);
-      }
+      const toBull = (jobs: Job[]) => bull.addBulk(jobs.map((data) => ({ name: 'job', data })));
+      const bullHash = async () => `${BULL_PREFIX}:${queue}:1`;
+      const bullmq = await bull
+        .waitUntilReady()
+        .then(() => settle(() => batches(toBull), `${BULL_PREFIX}:${queue}:*`, bullHash))
+        .finally(() => bull.close());
+      table.push([String(setting), 'EchoMQ (enqueueMany, glide)', ...cells(emq)], [String(setting), 'BullMQ (Queue.addBulk)', ...cells(bullmq)]);
       table.push([String(setting), 'BullMQ / EchoMQ', `${(bullmq.delta / emq.delta).toFixed(2)}x`, `${(bullmq.keys / emq.keys).toFixed(2)}x`, '']);
     }
   } finally {
@@ -116,12 +84,13 @@ export async function memoryRows(bench: Bench): Promise<string[]> {
     await server.reset();
   }
   const head = ['hash-max-listpack-value', 'who', 'used_memory delta, bytes/job', 'MEMORY USAGE of its keys, bytes/job', "one job's hash, bytes (encoding)"];
-  lines.push(
+  return [
     `${fmtInt(JOBS)} jobs of a ${PAYLOAD_BYTES}-byte JSON payload into one queue, in batches of ${BATCH}, on a flushed server; per setting of hash-max-listpack-value (the server's default was ${before}).`,
     '',
     mdTable(head, table, new Set([2, 3, 4])),
     '',
     "BullMQ's keys include its events stream (one entry per job, trimmed at ~10,000 by default) and its id counter; EchoMQ writes a row and a pending-set entry per job.",
-  );
-  return lines;
+  ];
 }
+
+const cells = (m: Measured) => [fmtInt(m.delta), fmtInt(m.keys), `${fmtInt(m.hash)} (${m.encoding})`];

@@ -1,6 +1,5 @@
-// The peer to beat: BullMQ's Queue.add and Queue.addBulk over ioredis, the client BullMQ
-// users run it with (both dev dependencies, used by the bench only). Rows 3 and 4; the HTTP
-// peer (Hono + BullMQ, row 14) runs with the HTTP rows, bench/servers.ts serving it.
+// The peer to beat: BullMQ's Queue.add and Queue.addBulk over ioredis, as BullMQ users run it
+// (dev dependencies); its HTTP peer (Hono + BullMQ) runs with the HTTP rows (servers.ts).
 import { createRequire } from 'node:module';
 import { Queue } from 'bullmq';
 import type { ValkeyEndpoint } from '../../shared/connections/valkey-url.js';
@@ -32,8 +31,7 @@ async function bullRow(bench: Bench, r: Row, batch: number, inFlight: number): P
       batch === 1
         ? async () => (await queue.add('job', payloadOf(n++)), 1)
         : async () => (await queue.addBulk(Array.from({ length: batch }, () => ({ name: 'job', data: payloadOf(n++) })))).length;
-    const { valkey } = bench;
-    await drivenRow(r, { inFlight, step, procs: valkey, valkey, count: () => queue.getWaitingCount(), where: 'the wait list' });
+    await drivenRow(r, { inFlight, step, valkey: bench.valkey, count: () => queue.getWaitingCount(), where: 'the wait list' });
     r.notes.push(`BullMQ ${versionOf('bullmq')}, ioredis ${versionOf('ioredis')}; ${inFlight} calls in flight; latency per call`);
   } finally {
     await queue.close();

@@ -1,10 +1,8 @@
-// What the server alone can do with @enqueue (EVALSHA of lua/enqueue.lua), the client out of
-// the way: 50 connections, 16 commands in flight on each. Row 1, valkey-benchmark: it writes a
-// different random number into each __rand_int__ of a command (probed every run), so it cannot
-// put one fresh id in KEYS[1] and ARGV[1]; it drives the duplicate path (one existing id, reply
-// 0, nothing written), shown because it is what the standard tool measures. Row 2, the ceiling
-// every row is divided by: resp-gen.ts sending unique ids over the glide rows' queues, then
-// valkey-benchmark's duplicate command, so close figures show the generator is not the limit.
+// The server alone with @enqueue, 50 connections x 16 in flight. Row 1, valkey-benchmark: it
+// writes a different number into each __rand_int__, so it cannot put one fresh id in KEYS[1] and
+// ARGV[1]: it drives the duplicate path. Row 2, the ceiling: the RESP generator below (the tool's
+// shape, commands built beforehand) with unique ids, then the duplicate command as calibration.
+import { connect, type Socket } from 'node:net';
 import { basename } from 'node:path';
 import { which } from '../../scripts/valkey.js';
 import { ID_ALPHABET } from '../../shared/ids.js';
@@ -13,11 +11,11 @@ import { MEASURE_MS, fillCpu, payloadOf, queuesOf, type Bench } from '../common.
 import { cpuWindow, runTool } from '../procs.js';
 import { fmtInt, type Row } from '../report.js';
 import type { Server } from '../server.js';
-import { CLIENTS, PIPELINE, checkTally, load, prepare } from '../resp-gen.js';
 
+const CLIENTS = 50;
+const PIPELINE = 16;
 const PAYLOAD = JSON.stringify(payloadOf(0));
-/** Commands per second the server rows are sized for: about one measured window's worth. */
-const CEILING_RATE = 80_000;
+const CEILING_RATE = 80_000; // commands per second: the server rows send about a window's worth
 /** The duplicate command both generators send: one fixed id, stored before the run. */
 const DUP_QUEUE = 'bench-dup';
 const DUP_ID = `JOB${'0'.repeat(11)}`;
@@ -33,40 +31,21 @@ export async function serverRows(bench: Bench): Promise<void> {
   await bench.row('ceiling', (r) => generatorUnique(bench, r, total, toolRps));
 }
 
-/** The tool's run, its connection arguments first; a non-zero exit throws. */
+/** The tool's run against the server; a non-zero exit throws. */
 async function tool(path: string, server: Server, args: string[]) {
-  const e = server.endpoint;
-  const conn = ['-h', e.host, '-p', String(e.port)];
-  if (e.password !== undefined) conn.push(...(e.username ? ['--user', e.username] : []), '-a', e.password);
-  if (e.db !== 0) conn.push('--dbnum', String(e.db));
-  const run = await runTool(basename(path), path, [...conn, ...args], 90_000);
+  const run = await runTool(basename(path), path, ['-h', server.endpoint.host, '-p', String(server.endpoint.port), ...args], 90_000);
   if (run.code !== 0) throw new Error(`${basename(path)} exited ${run.code}: ${(run.stderr || run.stdout).trim().slice(-500)}`);
   return run;
 }
 
-/** Requests per second from `--csv` output: the "rps" column of the last row, counted from the right (the test name may hold `","`). */
+/** Requests per second from `--csv` output: the last row's field after the test name (which may hold `","`), counted from the right. */
 function csvRps(out: string): number {
-  const rows = out
-    .trim()
-    .split('\n')
-    .filter((l) => l.startsWith('"'));
-  const header = rows[0]?.split('","') ?? [];
-  const fromRight = header.length - header.findIndex((c) => c.replaceAll('"', '') === 'rps');
-  const rps = rows.length >= 2 && fromRight <= header.length ? Number(rows.at(-1)!.split('","').at(-fromRight)?.replaceAll('"', '')) : NaN;
-  if (!Number.isFinite(rps)) throw new Error(`no rps in benchmark output: ${out.slice(0, 300)}`);
+  const lines = out.trim().split('\n');
+  const header = lines.find((l) => l.startsWith('"test"'))?.split('","') ?? [];
+  const fields = lines.at(-1)?.split('","') ?? [];
+  const rps = Number(fields.at(1 - header.length)?.replaceAll('"', ''));
+  if (header[1] !== 'rps' || !Number.isFinite(rps)) throw new Error(`no rps in benchmark output: ${out.slice(0, 300)}`);
   return rps;
-}
-
-/** Whether the tool writes one number into every __rand_int__ of a command (HSET k n n). */
-async function randIntIsConsistent(path: string, server: Server): Promise<boolean> {
-  const key = 'emq:{bench-probe}:rand';
-  await server.call('DEL', key);
-  await tool(path, server, ['-c', '1', '-n', '8', '-r', '1000000000', 'HSET', key, '__rand_int__', '__rand_int__']);
-  const fields = (await server.call('HKEYS', key)) as string[];
-  const values = fields.length > 0 ? ((await server.call('HMGET', key, ...fields)) as string[]) : [];
-  await server.call('DEL', key);
-  if (fields.length === 0) throw new Error('probe wrote nothing: is the benchmark tool reaching the server?');
-  return fields.every((f, i) => f === values[i]);
 }
 
 /** Marks the server's error counts (INFO errorstats); the returned check notes as a problem any error counted since. */
@@ -84,11 +63,6 @@ async function errorsSince(server: Server): Promise<(r: Row) => Promise<void>> {
 async function toolDuplicate({ server, valkey }: Bench, r: Row, total: number): Promise<number> {
   const path = which('valkey-benchmark') ?? which('redis-benchmark');
   if (!path) throw new Error('no valkey-benchmark (or redis-benchmark) on PATH: install valkey-tools');
-  const consistent = await randIntIsConsistent(path, server);
-  r.notes.push(
-    `probe: ${basename(path)} writes ${consistent ? 'one number into every' : 'a different random number into each'} __rand_int__ of a command` +
-      (consistent ? '' : ', so it cannot send KEYS[1] = emq:{q}:job:<ARGV[1]> with a fresh id: it drives the duplicate path only'),
-  );
   await storeDuplicate(server);
   const args = ['-c', String(CLIENTS), '-P', String(PIPELINE), '--csv', ...evalsha(DUP_QUEUE, DUP_ID)];
   await tool(path, server, ['-n', String(Math.round(total / 10)), ...args]); // warm-up
@@ -116,7 +90,7 @@ function uniqueJob(queues: readonly string[]) {
   return (i: number) => evalsha(queues[i % queues.length]!, id(i));
 }
 
-/** Row 2: the ceiling, unique ids over 64 queues, from the node RESP generator; then its calibration on the duplicate command, against `toolRps` when row 1 ran. */
+/** Row 2: the ceiling, unique ids over 64 queues, from the RESP generator; then its calibration on the duplicate command, against `toolRps` when row 1 ran. */
 async function generatorUnique(bench: Bench, r: Row, total: number, toolRps: number | undefined): Promise<void> {
   const { server, valkey } = bench;
   const queues = queuesOf('bench-ceiling');
@@ -140,8 +114,10 @@ async function generatorUnique(bench: Bench, r: Row, total: number, toolRps: num
   try {
     await storeDuplicate(server);
     const dup = evalsha(DUP_QUEUE, DUP_ID);
-    const dups = prepare(total, () => dup);
-    const viaNode = await load(server, dups);
+    const viaNode = await load(
+      server,
+      prepare(total, () => dup),
+    );
     const calibration: string[] = [];
     checkTally(viaNode, calibration, 'zeros');
     const nodeRps = viaNode.replies / viaNode.seconds;
@@ -153,4 +129,104 @@ async function generatorUnique(bench: Bench, r: Row, total: number, toolRps: num
   } catch (err) {
     r.notes.push(`calibration failed: ${(err as Error).message}`);
   }
+}
+
+// ---- the RESP generator ---------------------------------------------------------------
+
+/** Replies counted (`ones`: 1, enqueued; `zeros`: 0, duplicate); CPU seconds spent sending (not building). */
+type Tally = { seconds: number; cpuSeconds: number; replies: number; ones: number; zeros: number; errors: number; firstError?: string | undefined };
+
+function encode(args: readonly string[]): string {
+  let out = `*${args.length}\r\n`;
+  for (const a of args) out += `$${Buffer.byteLength(a)}\r\n${a}\r\n`;
+  return out;
+}
+
+/** The first `total` commands, encoded into chunks of PIPELINE commands, before any is sent. */
+function prepare(total: number, command: (i: number) => readonly string[]): Array<{ bytes: Buffer; count: number }> {
+  const out: Array<{ bytes: Buffer; count: number }> = [];
+  for (let first = 0; first < total; first += PIPELINE) {
+    const count = Math.min(PIPELINE, total - first);
+    let text = '';
+    for (let i = first; i < first + count; i++) text += encode(command(i));
+    out.push({ bytes: Buffer.from(text), count });
+  }
+  return out;
+}
+
+/** One socket: writes a chunk and resolves once as many replies came; single-line replies only (integers, simple strings, errors). */
+function client(socket: Socket, t: Tally) {
+  let rest = '';
+  let want = 0;
+  let done: (() => void) | undefined;
+  let failed: ((err: Error) => void) | undefined;
+  socket.setNoDelay(true);
+  socket.on('error', (err) => failed?.(err));
+  socket.on('close', () => failed?.(new Error('connection closed mid-run')));
+  socket.on('data', (data: Buffer) => {
+    const text = rest + data.toString('latin1');
+    let from = 0;
+    for (let nl = text.indexOf('\n', from); nl >= 0; nl = text.indexOf('\n', from)) {
+      const line = text.slice(from, nl - 1);
+      from = nl + 1;
+      t.replies++;
+      if (line === ':1') t.ones++;
+      else if (line === ':0') t.zeros++;
+      else if (line.startsWith('-')) {
+        t.errors++;
+        t.firstError ??= line.slice(1);
+      } else if (!line.startsWith('+')) {
+        failed?.(new Error(`unexpected reply ${JSON.stringify(line.slice(0, 80))}: this reader takes single-line replies only`));
+        return void socket.destroy();
+      }
+      if (--want === 0) {
+        const resolve = done!;
+        done = failed = undefined;
+        resolve();
+      }
+    }
+    rest = text.slice(from);
+  });
+  return (bytes: Buffer | string, count: number) =>
+    new Promise<void>((resolve, reject) => {
+      [want, done, failed] = [count, resolve, reject];
+      socket.write(bytes);
+    });
+}
+
+/** Sends `work` over CLIENTS sockets, one chunk at a time per socket. */
+async function load(server: Server, work: ReadonlyArray<{ bytes: Buffer; count: number }>): Promise<Tally> {
+  const e = server.endpoint;
+  const t: Tally = { seconds: 0, cpuSeconds: 0, replies: 0, ones: 0, zeros: 0, errors: 0 };
+  const open = () =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect({ host: e.host, port: e.port });
+      socket.once('connect', () => (socket.off('error', reject), resolve(socket)));
+      socket.once('error', reject);
+    });
+  const sockets = await Promise.all(Array.from({ length: CLIENTS }, open));
+  const clients = sockets.map((s) => client(s, t));
+  try {
+    let next = 0;
+    const start = performance.now();
+    const cpu0 = process.cpuUsage();
+    await Promise.all(
+      clients.map(async (send) => {
+        for (let k = next++; k < work.length; k = next++) await send(work[k]!.bytes, work[k]!.count);
+      }),
+    );
+    t.seconds = (performance.now() - start) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    t.cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    return t;
+  } finally {
+    for (const s of sockets) s.destroy();
+  }
+}
+
+/** Notes as problems the tally's error replies, and replies other than `want`. */
+function checkTally(t: Tally, problems: string[], want: 'ones' | 'zeros'): void {
+  if (t.errors > 0) problems.push(`${t.errors} error replies, first: ${t.firstError}`);
+  if (want === 'ones' && t.zeros > 0) problems.push(`${t.zeros} duplicates where every id was new`);
+  if (want === 'zeros' && t.ones > 0) problems.push(`${t.ones} enqueued where every id existed`);
 }

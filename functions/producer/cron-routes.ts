@@ -4,7 +4,7 @@
 //   → 200 {"schedules": [{"name", "cron", "queue", "group"?, "delay"?, "nextFireAt"?}]}
 import { json, type Answer, type Call, type Service } from './call.js';
 
-export async function getSchedules(call: Call, service: Service): Promise<Answer> {
+export async function getCronSchedules(call: Call, service: Service): Promise<Answer> {
   const now = Date.now();
   const schedules = service
     .settings()

@@ -1,5 +1,6 @@
 // The producer on Node (containers, Lambda-style hosts): the same app, over glide straight
-// to Valkey when VALKEY_URL is set, else over REST like the Worker. `emq producer` runs it.
+// to Valkey when VALKEY_URL is set, else over REST like the Worker (through undici, not fetch:
+// rest-node.ts). `emq producer` runs it.
 // Its configuration (node-config.ts; the table: shared/config/variables.ts) is read whole
 // before anything connects: a bad value stops the start, naming the variable, never its value.
 // Over glide, EMQ_WIRE_VERSION fences the connection (shared/fence.ts); through a gateway,
@@ -8,7 +9,7 @@
 // The core's routes (routes.ts) are served by a node:http listener (node-http.ts). Its cron
 // schedules (EMQ_CRONS) fire on its own timers (cron-timers.ts), logged and counted as requests.
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
-import { connectRest } from '../../shared/connections/rest.js';
+import { connectRest } from '../../shared/connections/rest-node.js';
 import { createMinter, drawNode, type Connection } from '../../shared/index.js';
 import { createProducerCore } from './core.js';
 import { producerListener } from './node-http.js';

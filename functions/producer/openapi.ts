@@ -30,6 +30,7 @@ const verdicts = (name: string, ...verdict: string[]) => ({ ...schema(name), pro
 /** The status each code is answered with (internal: 500 from the producer, 502 for an error reply of Valkey's). */
 const STATUS: Record<number, ProblemCode[]> = {
   400: [
+    'invalid_name',
     'invalid_body',
     'invalid_query',
     'invalid_queue',
@@ -47,7 +48,7 @@ const STATUS: Record<number, ProblemCode[]> = {
   403: ['forbidden_queue', 'forbidden_action'],
   404: ['not_found'],
   405: ['not_allowed'],
-  409: ['conflict', 'job_exists', 'job_active', 'job_in_flow', 'job_locked', 'not_scheduled'],
+  409: ['conflict', 'job_exists', 'job_active', 'job_in_flow', 'job_locked', 'not_scheduled', 'schedule_exists'],
   413: ['payload_too_large'],
   422: ['idempotency_conflict'],
   // nginx's code: the client never reads it; the log line and the metrics count it as the client's
@@ -170,11 +171,56 @@ const ROUTES: Record<string, Record<string, Route>> = {
       fails: [...QUEUE, 'invalid_group', 'invalid_body', 'payload_too_large', 'client_closed'],
     },
   },
+  '/v1/queues/{queue}/schedules': {
+    get: {
+      summary: "The queue's repeatables (EchoMQ.Repeat's registry), a page at a time",
+      queue: true,
+      query: ['scheduleCursor', 'count'],
+      ok: { 200: schema('Schedules') },
+      fails: [...QUEUE, 'invalid_query'],
+    },
+  },
+  '/v1/queues/{queue}/schedules/{name}': {
+    get: {
+      summary: 'One repeatable; with ?payload=1 its template',
+      queue: true,
+      query: ['payload'],
+      ok: { 200: schema('Schedule') },
+      fails: [...QUEUE, 'invalid_name', 'not_found'],
+    },
+    put: {
+      summary: "Registers a repeatable with the library's @repeat_register (control); occurrences land flat, fired by EchoMQ.Pump",
+      queue: true,
+      body: { 'application/json': schema('ScheduleRequest') },
+      ok: { 201: verdicts('ScheduleVerdict', 'registered'), 200: verdicts('ScheduleVerdict', 'exists') },
+      fails: [...QUEUE, 'invalid_name', 'invalid_body', 'payload_too_large', 'client_closed', 'schedule_exists'],
+    },
+    delete: {
+      summary: "Cancels a repeatable with the library's @repeat_cancel (control)",
+      queue: true,
+      ok: { 200: verdicts('ScheduleVerdict', 'cancelled') },
+      fails: [...QUEUE, 'invalid_name', 'not_found'],
+    },
+  },
+  '/v1/queues/{queue}/schedules/{name}/pause': {
+    post: { summary: 'The Pump stops finding it due (control)', queue: true, ok: { 200: schema('Schedule') }, fails: [...QUEUE, 'invalid_name', 'not_found'] },
+  },
+  '/v1/queues/{queue}/schedules/{name}/resume': {
+    post: { summary: 'Due again at its next period (control)', queue: true, ok: { 200: schema('Schedule') }, fails: [...QUEUE, 'invalid_name', 'not_found'] },
+  },
+  '/v1/queues/{queue}/schedules/{name}/run-now': {
+    post: {
+      summary: 'Due now: the next Pump sweep fires it (control)',
+      queue: true,
+      ok: { 200: schema('Schedule') },
+      fails: [...QUEUE, 'invalid_name', 'not_found'],
+    },
+  },
   '/v1/schedules': {
     get: {
       summary: 'The cron schedules this producer fires (EMQ_CRONS) on queues the token may use, each with its next fire; no payloads',
       bearer: true,
-      ok: { 200: schema('Schedules') },
+      ok: { 200: schema('CronSchedules') },
       fails: ['unauthorized', 'forbidden_action', 'misconfigured'],
     },
   },
@@ -200,9 +246,10 @@ const HEADERS: Record<string, [string, Json?]> = {
 };
 
 /** Query parameters the routes read: name → [description, schema]. */
-const QUERY: Record<string, [string, Json]> = {
+const QUERY: Record<string, [description: string, schema: Json, name?: string]> = {
   payload: ['1: the answer carries the payload', { enum: ['1'] }],
   cursor: ['The last group of the page before', schema('Group')],
+  scheduleCursor: ['The cursor the page before answered', { type: 'string', pattern: '^[0-9]{1,20}$' }, 'cursor'],
   count: ['Groups a page, 1-1000 (default 100)', { type: 'integer', minimum: 1, maximum: 1000 }],
 };
 
@@ -259,8 +306,9 @@ function build(): Json {
         queue: inPath('queue', queue),
         id: inPath('id', id),
         source: inPath('source', str),
+        name: inPath('name', { type: 'string', pattern: '^[A-Za-z0-9._-]{1,255}$' }),
         group: inPath('group', schema('Group')),
-        ...map(QUERY, (name, [description, schema]) => ({ name, in: 'query', description, schema })),
+        ...map(QUERY, (key, [description, schema, name = key]) => ({ name, in: 'query', description, schema })),
         ...map(HEADERS, (name, [description, schema = str]) => ({ name, in: 'header', description, schema })),
       },
       headers: {
@@ -322,8 +370,33 @@ function build(): Json {
         Removed: obj({ id, queue, verdict: { const: 'removed' }, state: { enum: ['pending', 'scheduled', 'dead'] } }),
         Promoted: obj({ id, queue, verdict: { const: 'promoted' } }),
         Rescheduled: obj({ id, queue, verdict: { const: 'rescheduled' }, runAt: { type: 'integer' } }),
+        ScheduleRequest: {
+          ...obj({ every: str, firstIn: str, payload: str, payloadBase64: { type: 'string', contentEncoding: 'base64' } }, true),
+          required: ['every'],
+          oneOf: [{ required: ['payload'] }, { required: ['payloadBase64'] }],
+        },
+        ScheduleVerdict: obj({ queue, name: str, verdict: { enum: ['registered', 'exists', 'cancelled'] } }),
+        Schedule: {
+          ...obj(
+            {
+              queue,
+              name: str,
+              everyMs: { type: 'integer', minimum: 1 },
+              nextRunAt: { type: ['integer', 'null'] },
+              paused: bool,
+              payload: str,
+              payloadBase64: { type: 'string', contentEncoding: 'base64' },
+            },
+            true,
+          ),
+          required: ['queue', 'name', 'everyMs', 'nextRunAt', 'paused'],
+        },
+        Schedules: {
+          ...obj({ queue, schedules: { type: 'array', items: schema('Schedule') }, cursor: { type: 'string' } }, true),
+          required: ['queue', 'schedules'],
+        },
         Paused: { ...obj({ queue, paused: bool, note: str }, true), required: ['queue', 'paused'] },
-        Schedules: obj({
+        CronSchedules: obj({
           schedules: {
             type: 'array',
             items: {

@@ -34,6 +34,8 @@ export type ProblemCode =
   | 'not_scheduled'
   | 'invalid_body'
   | 'invalid_query'
+  | 'invalid_name'
+  | 'schedule_exists'
   | 'internal';
 
 /** Each code's title; a Record, so the compiler holds its keys to exactly the union above. */
@@ -69,6 +71,8 @@ export const TITLES: Record<ProblemCode, string> = {
   not_scheduled: 'The job is not scheduled',
   invalid_body: 'Invalid request body',
   invalid_query: 'Invalid query parameter',
+  invalid_name: 'Invalid schedule name',
+  schedule_exists: 'A schedule of this name holds another period or template',
   internal: 'Internal error',
 };
 

@@ -8,6 +8,7 @@
 //   PUT  /v1/queues/:queue/groups/:group   control: {limit?, weight?, paused?} as @glimit,
 //                                          @gweight, @gpause / @gresume write them
 import { pauseQueue, queueInfo, readGroup, setGroup, validateGroup, type GroupChange } from '../../shared/index.js';
+import { jsonOf } from './batch.js';
 import { json, type Answer, type Call, type Service } from './call.js';
 import { Problem } from './problem.js';
 import { bodyOf, queueOf, via } from './queue-routes.js';
@@ -51,8 +52,9 @@ function groupCursor(cursor: string): void {
   }
 }
 
-const pausing = (paused: boolean) =>
-  async function (call: Call, service: Service): Promise<Answer> {
+const pausing =
+  (paused: boolean) =>
+  async (call: Call, service: Service): Promise<Answer> => {
     const queue = queueOf(call);
     const answer = await pauseQueue(via(call, service, queue), queue, paused);
     return json(call, 200, paused ? { ...answer, note: PAUSED_NOTE } : answer);
@@ -77,13 +79,10 @@ export async function putGroup(call: Call, service: Service): Promise<Answer> {
 /** `{limit?, weight?, paused?}`, at least one, nothing else; else 400 invalid_body naming what is wrong. */
 function settingsOf(body: Uint8Array): GroupChange {
   const refuse = (detail: string) => new Problem(400, 'invalid_body', detail);
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
-  } catch {
+  const value = jsonOf(body)?.value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw refuse('the body must be a JSON object: {"limit"?: n, "weight"?: n, "paused"?: true | false}');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw refuse('the body must be a JSON object');
   const change: GroupChange = {};
   for (const [name, v] of Object.entries(value)) {
     if (name === 'limit' || name === 'weight') {

@@ -113,7 +113,7 @@ export async function postFlow(call: Call, service: Service): Promise<Answer> {
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A payload as JSON carries it: its text when it is UTF-8, else its bytes in base64. */
-function payloadField(bytes: Uint8Array): { payload: string } | { payloadBase64: string } {
+export function payloadField(bytes: Uint8Array): { payload: string } | { payloadBase64: string } {
   try {
     return { payload: strictUtf8.decode(bytes) };
   } catch {

@@ -10,7 +10,9 @@
 //   POST …/pause, …/resume            pause, resume (needs control)
 //   GET  …/groups/:group              getGroup
 //   PUT  …/groups/:group              putGroup      (needs control)
-//   GET  /v1/schedules                getSchedules  (cron-routes.ts; needs read): EMQ_CRONS, next fires
+//   PUT, GET, DELETE …/schedules/:name, GET …/schedules, POST …/schedules/:name/pause,
+//   …/resume, …/run-now: the library's repeatables (schedule-routes.ts)
+//   GET  /v1/schedules                getCronSchedules (cron-routes.ts; needs read): EMQ_CRONS, next fires
 //   POST /v1/webhooks/:source         postWebhook   (webhook-route.ts)
 //   GET  /healthz, GET /readyz, GET /openapi.json (the OpenAPI 3.1 document: openapi.ts)
 //   any other method or path under /v1: 405 (under /v1/queues, after the caller is checked);
@@ -19,12 +21,13 @@
 // app users mount), node-http.ts matches it itself (`emq producer`).
 import { jobState } from '../../shared/index.js';
 import { json, type Answer, type Call, type Route, type Service } from './call.js';
-import { getSchedules } from './cron-routes.js';
+import { getCronSchedules } from './cron-routes.js';
 import { openApi } from './openapi.js';
 import { Problem } from './problem.js';
 import { deleteJob, promote, reschedule } from './job-control-routes.js';
 import { getGroup, getQueue, pause, putGroup, resume } from './queue-control-routes.js';
 import { getJob, postBatch, postFlow, postJob } from './queue-routes.js';
+import { deleteSchedule, getSchedule, getSchedules, pauseRoute, putSchedule, resumeRoute, runNowRoute } from './schedule-routes.js';
 import { postWebhook } from './webhook-route.js';
 import { scoped } from '../../shared/observe.js';
 
@@ -48,6 +51,28 @@ const notAllowed = async (call: Call): Promise<Answer> => {
   throw new Problem(405, 'not_allowed', `${call.request.method} is not allowed on ${call.request.path}`);
 };
 
+/** The repeatables' routes: reads need read, the rest control. */
+function schedules(): Route[] {
+  const one = '/v1/queues/:queue/schedules/:name';
+  const route = (method: Route['method'], pattern: string, needs: 'read' | 'control', handle: Route['handle']): Route => ({
+    method,
+    pattern,
+    name: pattern,
+    auth: true,
+    needs,
+    handle,
+  });
+  return [
+    route('GET', '/v1/queues/:queue/schedules', 'read', getSchedules),
+    route('GET', one, 'read', getSchedule),
+    route('PUT', one, 'control', putSchedule),
+    route('DELETE', one, 'control', deleteSchedule),
+    route('POST', `${one}/pause`, 'control', pauseRoute),
+    route('POST', `${one}/resume`, 'control', resumeRoute),
+    route('POST', `${one}/run-now`, 'control', runNowRoute),
+  ];
+}
+
 export const ROUTES: readonly Route[] = [
   { method: 'POST', pattern: '/v1/queues/:queue/jobs', name: '/v1/queues/:queue/jobs', auth: true, needs: 'enqueue', handle: postJob },
   { method: 'POST', pattern: '/v1/queues/:queue/batch', name: '/v1/queues/:queue/batch', auth: true, needs: 'enqueue', handle: postBatch },
@@ -61,7 +86,8 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', pattern: '/v1/queues/:queue/resume', name: '/v1/queues/:queue/resume', auth: true, needs: 'control', handle: resume },
   { method: 'GET', pattern: '/v1/queues/:queue/groups/:group', name: '/v1/queues/:queue/groups/:group', auth: true, needs: 'read', handle: getGroup },
   { method: 'PUT', pattern: '/v1/queues/:queue/groups/:group', name: '/v1/queues/:queue/groups/:group', auth: true, needs: 'control', handle: putGroup },
-  { method: 'GET', pattern: '/v1/schedules', name: '/v1/schedules', auth: true, needs: 'read', handle: getSchedules },
+  ...schedules(),
+  { method: 'GET', pattern: '/v1/schedules', name: '/v1/schedules', auth: true, needs: 'read', handle: getCronSchedules },
   { method: 'POST', pattern: '/v1/webhooks/:source', name: '/v1/webhooks/:source', auth: false, handle: postWebhook },
   { method: 'GET', pattern: '/healthz', name: '/healthz', auth: false, handle: healthz },
   { method: 'GET', pattern: '/readyz', name: '/readyz', auth: false, handle: readyz },

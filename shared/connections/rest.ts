@@ -1,5 +1,6 @@
-// The REST connection: the Connection seam over Upstash's REST protocol, with fetch only,
-// so it runs on Workers, Node, Deno and Bun. Works against this project's gateway or Upstash.
+// The REST connection: the Connection seam over Upstash's REST protocol, sending with fetch,
+// so it runs on Workers, Node, Deno and Bun (on Node, through undici: rest-node.ts). Works
+// against this project's gateway or Upstash.
 //
 // One enqueue is one request: path-style EVALSHA with the payload as the raw request body,
 // so every byte travels as it is. A pipeline is one POST /pipeline of JSON commands (more
@@ -13,9 +14,11 @@
 import type { Connection, Outcome, Reply, RequestScope, ScriptCommand } from '../connection.js';
 import type { Observer } from '../observe.js';
 import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, TooLargeError, WireMismatchError } from '../errors.js';
-import { Encoded, planPipeline, runBody, singleBytes, singleOf, type Bounds, type Single } from './rest-encode.js';
+import { fetchTransport, type RestAnswer, type RestTransport } from './rest-transport.js';
+import { Encoded, MAX_PIPELINE_COMMANDS, planPipeline, runBody, singleBytes, singleOf, type Bounds, type Single } from './rest-encode.js';
 
 export { MAX_PIPELINE_COMMANDS } from './rest-encode.js';
+export { fetchTransport, type RestAnswer, type RestTransport } from './rest-transport.js';
 import { printable } from '../fence.js';
 import { allScripts, controlScripts, type Script } from '../scripts.js';
 import { fromBase64 } from '../base64.js';
@@ -52,12 +55,37 @@ export interface RestOptions {
   maxBodyBytes?: number;
   /** Most requests one pipeline may take (default: no bound; the producer's is 8); a longer one is refused, nothing sent. */
   maxRequests?: number;
+  /** The fetch to send with (the global one by default). */
   fetch?: typeof fetch;
+  /** How requests are sent, in place of `fetch` (on Node: undiciTransport, rest-node.ts). */
+  transport?: RestTransport;
+  /**
+   * Calls run() in the same tick go as one /pipeline request (default: on), so the endpoint
+   * sees batches even from one busy caller. Only where that changes nothing a call can see:
+   * calls of `idempotent` scripts (a retry sends them again, as it would alone), text that
+   * JSON carries no larger than base64 would, up to MERGED_MAX bytes; the rest, and a call
+   * alone in its tick, go as they would without it. Never across withRequest views (each
+   * request's own headers). A failure of that one request (a timeout, 401, 503 after the
+   * retries) is each of its calls' failure.
+   */
+  autoPipeline?: boolean;
+}
+
+/** The largest call merged by autoPipeline, as JSON; a larger one goes alone. */
+const MERGED_MAX = 64 * 1024;
+
+/** A call of run() waiting for its tick's pipeline. */
+interface Waiting {
+  item: Encoded;
+  resolve(outcome: Outcome): void;
+  reject(err: unknown): void;
 }
 
 const RETRYABLE = new Set([502, 503, 504]);
 const RESENDABLE = allScripts.filter((s) => !controlScripts.includes(s));
 const ARG_ENCODING = 'Emq-Arg-Encoding';
+/** Its name as an answer's header is read. */
+const ARG_ENCODING_LC = 'emq-arg-encoding';
 /** PING, its arguments in base64: the gateway answers PONG and echoes Emq-Arg-Encoding; Upstash finds no such command. */
 const PROBE = '[["UElORw=="]]';
 
@@ -117,9 +145,12 @@ export class RestConnection implements Connection {
   private readonly texts: Set<string>;
   /** The SHA-1 of each project script's text, to load a script too long for a request line. */
   private readonly shaOfText = new Map(allScripts.map((s) => [s.text, s.sha1]));
-  private readonly fetch: typeof fetch;
+  private readonly transport: RestTransport;
   /** Told of each request sent again (and, through dispatch, of every script call). */
   readonly observer: Observer | undefined;
+  private readonly autoPipeline: boolean;
+  /** This view's calls of this tick, not yet sent (an own property of each withRequest view). */
+  private waiting: Waiting[] | undefined;
 
   constructor({
     url,
@@ -132,6 +163,8 @@ export class RestConnection implements Connection {
     maxBodyBytes = Infinity,
     maxRequests = Infinity,
     fetch: fetchImpl,
+    transport,
+    autoPipeline = true,
   }: RestOptions) {
     this.base = url.replace(/\/+$/, '');
     this.headers = { Authorization: `Bearer ${token}`, 'Upstash-Encoding': 'base64' };
@@ -141,8 +174,10 @@ export class RestConnection implements Connection {
     this.bounds = { maxRequestBytes, maxBodyBytes: Math.max(maxBodyBytes, maxRequestBytes), maxRequests };
     this.shas = new Set(idempotent.map((s) => s.sha1));
     this.texts = new Set(idempotent.map((s) => s.text));
-    this.fetch = fetchImpl ?? ((input, init) => fetch(input, init));
+    this.transport = transport ?? fetchTransport(fetchImpl);
     this.observer = undefined;
+    this.autoPipeline = autoPipeline;
+    this.waiting = undefined;
   }
 
   /**
@@ -152,33 +187,73 @@ export class RestConnection implements Connection {
    */
   withRequest({ headers, observer }: RequestScope): RestConnection {
     const view = Object.create(this) as RestConnection;
-    const mutable = view as unknown as { requestHeaders: Record<string, string>; observer: Observer | undefined };
+    const mutable = view as unknown as { requestHeaders: Record<string, string>; observer: Observer | undefined; waiting: undefined };
     // a loop, not entries/filter/fromEntries: this runs once per request
     const mine: Record<string, string> = {};
     if (headers) for (const k of Object.keys(headers)) if (!this.ownNames.has(k.toLowerCase())) mine[k] = headers[k]!;
     mutable.requestHeaders = mine;
     mutable.observer = observer;
+    mutable.waiting = undefined;
     return view;
   }
 
   run(command: ScriptCommand): Promise<Outcome> {
-    return this.single(command);
+    const e = new Encoded(command);
+    // a merged call always fits a /pipeline body, so a tick's plan has no call alone and refuses none
+    const fits = e.jsonBytes <= Math.min(MERGED_MAX, this.bounds.maxRequestBytes - 3);
+    if (!this.autoPipeline || !this.safe([command]) || e.wantsBase64 || !fits) return this.single(e);
+    return new Promise((resolve, reject) => {
+      let waiting = this.waiting;
+      if (!waiting) {
+        const mine = (waiting = this.waiting = []);
+        // two turns, as @upstash/redis waits: the calls its callers make on resuming join in
+        void Promise.resolve()
+          .then(() => undefined)
+          .then(() => this.flush(mine));
+      }
+      waiting.push({ item: e, resolve, reject });
+      if (waiting.length >= MAX_PIPELINE_COMMANDS) this.waiting = undefined;
+    });
   }
 
-  async pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
-    const items = commands.map((c) => new Encoded(c));
-    const steps = planPipeline(items, await this.boundsFor(items));
+  /** Sends a tick's calls: one alone as it would go without autoPipeline, more as a pipeline. */
+  private async flush(calls: Waiting[]): Promise<void> {
+    if (this.waiting === calls) this.waiting = undefined;
+    try {
+      // no bound of maxRequests: each call alone would have been a request of its own
+      const outcomes =
+        calls.length === 1
+          ? [await this.single(calls[0]!.item)]
+          : await this.planned(
+              calls.map((c) => c.item),
+              Infinity,
+            );
+      calls.forEach((c, i) => c.resolve(outcomes[i]!));
+    } catch (err) {
+      for (const c of calls) c.reject(err);
+    }
+  }
+
+  pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
+    return this.planned(
+      commands.map((c) => new Encoded(c)),
+      this.bounds.maxRequests,
+    );
+  }
+
+  private async planned(items: readonly Encoded[], maxRequests: number): Promise<Outcome[]> {
+    const steps = planPipeline(items, { ...(await this.boundsFor(items)), maxRequests });
     const outcomes: Outcome[] = [];
     for (const step of steps) {
       if (step.kind === 'single') {
-        outcomes.push(await this.send(step.single, this.safe([commands[step.item]!])));
+        outcomes.push(await this.send(step.single, this.safe([items[step.item]!.command])));
         continue;
       }
       const body = await this.request(
         '/pipeline',
         runBody(items, step.items, step.base64),
         'application/json',
-        this.safe(step.items.map((i) => commands[i]!)),
+        this.safe(step.items.map((i) => items[i]!.command)),
         step.base64,
       );
       if (!Array.isArray(body)) throw new ServerError(`REST ${this.base} refused the pipeline: ${JSON.stringify(body).slice(0, 200)}`);
@@ -199,7 +274,9 @@ export class RestConnection implements Connection {
     planPipeline(items, await this.boundsFor(items));
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
 
   /** The bounds for these calls: the endpoint probed first when one of them wants base64 and it is not known yet. */
   private async boundsFor(items: readonly Encoded[]): Promise<Bounds> {
@@ -213,26 +290,22 @@ export class RestConnection implements Connection {
    */
   private async learn(): Promise<boolean> {
     if (this.endpoint.base64 !== undefined) return this.endpoint.base64;
-    let res: Response;
+    let res: RestAnswer;
     try {
-      res = await this.fetch(`${this.base}/pipeline`, {
-        method: 'POST',
-        headers: { ...this.requestHeaders, ...this.headers, 'Content-Type': 'application/json', [ARG_ENCODING]: 'base64' },
-        body: PROBE,
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
+      const headers = { ...this.requestHeaders, ...this.headers, 'Content-Type': 'application/json', [ARG_ENCODING]: 'base64' };
+      res = await this.transport.post(this.base, '/pipeline', headers, PROBE, this.timeoutMs);
     } catch (err) {
       throw this.unreached(err);
     }
-    await res.body?.cancel();
+    await res.discard();
     if (res.status === 401) throw new AuthError(`REST ${this.base} refused the token (401)`);
     if (RETRYABLE.has(res.status)) throw new ConnectionError(`REST ${this.base} answered ${res.status}`);
-    return (this.endpoint.base64 = res.status === 200 && res.headers.get(ARG_ENCODING) === 'base64');
+    return (this.endpoint.base64 = res.status === 200 && res.header(ARG_ENCODING_LC) === 'base64');
   }
 
   /** One call in one request. */
-  private async single(command: ScriptCommand): Promise<Outcome> {
-    const e = new Encoded(command);
+  private async single(e: Encoded): Promise<Outcome> {
+    const command = e.command;
     const sha1 = command.op === 'eval' ? this.shaOfText.get(command.script) : undefined;
     const loadable = sha1 === undefined ? undefined : new Encoded({ op: 'evalsha', sha1, keys: command.keys, args: command.args });
     let form = singleOf(e, this.endpoint.base64 === true, loadable);
@@ -263,7 +336,7 @@ export class RestConnection implements Connection {
     return commands.every((c) => (c.op === 'evalsha' ? this.shas.has(c.sha1) : this.texts.has(c.script)));
   }
 
-  /** A fetch that failed (no answer, a timeout) as the transport's error. */
+  /** A request that failed (no answer, a timeout) as the transport's error. */
   private unreached(err: unknown): ConnectionError {
     const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (err as Error).message;
     return new ConnectionError(`REST ${this.base}: ${why}`, { cause: err });
@@ -275,14 +348,9 @@ export class RestConnection implements Connection {
     if (base64) headers[ARG_ENCODING] = 'base64';
     for (let attempt = 0; ; attempt++) {
       const last = !idempotent || !mayRetry(this.retry, attempt);
-      let res: Response;
+      let res: RestAnswer;
       try {
-        res = await this.fetch(this.base + path, {
-          method: 'POST',
-          headers,
-          body: body as NonNullable<RequestInit['body']>,
-          signal: AbortSignal.timeout(this.timeoutMs),
-        });
+        res = await this.transport.post(this.base, path, headers, body, this.timeoutMs);
       } catch (err) {
         if (last) throw this.unreached(err);
         this.observer?.retry?.('transport');
@@ -293,19 +361,19 @@ export class RestConnection implements Connection {
         // a 503 that says the wire versions differ is not retried: it lasts until fixed
         const text = res.status === 503 ? await res.text().catch(() => '') : undefined;
         if (text !== undefined && wireMismatchOf(jsonOf(text))) return await this.parse(res, text);
-        if (text === undefined) await res.body?.cancel();
+        if (text === undefined) await res.discard();
         this.observer?.retry?.(String(res.status));
-        await backoff(this.retry, attempt, res.headers.get('Retry-After'));
+        await backoff(this.retry, attempt, res.header('retry-after'));
         continue;
       }
       if (base64 && res.status === 200) {
         // only this project's gateway echoes the header; an endpoint that did not read the
         // arguments as base64 found no such commands and wrote nothing
-        const read = res.headers.get(ARG_ENCODING) === 'base64';
+        const read = res.header(ARG_ENCODING_LC) === 'base64';
         const wasKnown = this.endpoint.base64;
         this.endpoint.base64 = read;
         if (!read && wasKnown) {
-          await res.body?.cancel();
+          await res.discard();
           throw new ConnectionError('the REST endpoint no longer reads Emq-Arg-Encoding (nothing was written): send the same call again');
         }
       }
@@ -314,7 +382,7 @@ export class RestConnection implements Connection {
     }
   }
 
-  private async parse(res: Response, read?: string): Promise<unknown> {
+  private async parse(res: RestAnswer, read?: string): Promise<unknown> {
     // a reply cut off mid-body is a transport failure (retry the same call), not a server's answer
     const text =
       read ??

@@ -113,13 +113,42 @@ export interface Rescheduled {
   runAt: number;
 }
 
+export interface ScheduleRequest {
+  every: string;
+  firstIn?: string;
+  payload?: string;
+  payloadBase64?: string;
+}
+
+export interface ScheduleVerdict {
+  queue: Queue;
+  name: string;
+  verdict: 'registered' | 'exists' | 'cancelled';
+}
+
+export interface Schedule {
+  queue: Queue;
+  name: string;
+  everyMs: number;
+  nextRunAt: number | null;
+  paused: boolean;
+  payload?: string;
+  payloadBase64?: string;
+}
+
+export interface Schedules {
+  queue: Queue;
+  schedules: Array<Schedule>;
+  cursor?: string;
+}
+
 export interface Paused {
   queue: Queue;
   paused: boolean;
   note?: string;
 }
 
-export interface Schedules {
+export interface CronSchedules {
   schedules: Array<{ name: string; cron: string; queue: Queue; group?: Group; delay?: string; nextFireAt: number }>;
 }
 
@@ -155,6 +184,8 @@ export type ProblemCode =
   | 'not_scheduled'
   | 'invalid_body'
   | 'invalid_query'
+  | 'invalid_name'
+  | 'schedule_exists'
   | 'internal';
 
 export interface Problem {
