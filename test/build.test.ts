@@ -3,10 +3,10 @@
 // Worker carries every script's text for the NOSCRIPT fallback (the three flow scripts took it
 // past 40 KiB; the Lua gate helpers copied into each script, the REST connection's plan, the
 // queue patterns and the fixed error texts of the second security review to 49 KiB; the
-// control routes and their seven scripts, issue 25, to 58 KiB; the repeat scripts to 62.5 KiB; cron
-// schedules, issue 26, to 72.2 KiB: croner, the cron library the Worker shares with `emq producer`
-// so both read an expression alike, is 8.5 KiB of it). A Node dependency slipping in would add
-// hundreds of KiB: that is what the budget catches.
+// control routes and their seven scripts, issue 25, to 58 KiB; the repeatables' scripts and
+// routes, issue 26, to 62.5 KiB; its cron schedules to 75 KiB: croner, the cron library the Worker
+// shares with `emq producer` so both read an expression alike, is about 9 KiB of that). A Node
+// dependency slipping in would add hundreds of KiB: that is what the budget catches.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
