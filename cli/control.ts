@@ -51,7 +51,7 @@ export const CONTROL_USAGE = `  emq job show <queue> <id> [--payload]        a j
       each takes --url (default $VALKEY_URL)`;
 
 /** What a verb refused: the CLI says `refused (<code>)` and exits 2, as for a RefusalError. */
-export class Refused extends Error {
+export class CliRefusal extends Error {
   constructor(
     readonly code: string,
     message: string,
@@ -60,7 +60,7 @@ export class Refused extends Error {
   }
 }
 
-const refuse = (code: string, message: string) => new Refused(code, message);
+const refuse = (code: string, message: string) => new CliRefusal(code, message);
 
 function whole(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -121,9 +121,9 @@ const ms = (name: string, value: string | undefined) => {
   }
 };
 
-/** A schedule command's call (a RefusalError-like Refused when the verb finds none). */
+/** A schedule command's call (a RefusalError-like CliRefusal when the verb finds none). */
 function schedulePlan(verb: string | undefined, queue: string, name: string, values: Values, usage: (m: string) => Error): (c: Connection) => Promise<unknown> {
-  const none = () => new Refused('not_found', `no schedule ${name} in queue "${queue}"`);
+  const none = () => new CliRefusal('not_found', `no schedule ${name} in queue "${queue}"`);
   const found = <T>(view: T | null) => {
     if (view === null) throw none();
     return view;
@@ -141,7 +141,7 @@ function schedulePlan(verb: string | undefined, queue: string, name: string, val
       const template = values.template as Uint8Array;
       return async (c) => {
         const verdict = await registerSchedule(c, queue, name, { everyMs, template, ...(firstInMs !== undefined && { firstInMs }) });
-        if (verdict === 'conflict') throw new Refused('schedule_exists', `schedule ${name} holds another period or template: rm it first`);
+        if (verdict === 'conflict') throw new CliRefusal('schedule_exists', `schedule ${name} holds another period or template: rm it first`);
         return { queue, name, verdict };
       };
     }

@@ -7,7 +7,7 @@ import { startProducer } from '../functions/producer/node.js';
 import { ConfigError } from '../shared/config/parse.js';
 import { readStdin } from './stdin.js';
 import { enqueueConfigFrom, idConfigFrom } from './config.js';
-import { CONTROL_USAGE, Refused, controlCommand } from './control.js';
+import { CONTROL_USAGE, CliRefusal, controlCommand } from './control.js';
 import { parseDuration, parseTime } from '../shared/duration.js';
 import {
   ConnectionError,
@@ -176,7 +176,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`emq: ${(err as Error).message}\n${USAGE}\n`);
       return 2;
     }
-    if (err instanceof RefusalError || err instanceof Refused) {
+    if (err instanceof RefusalError || err instanceof CliRefusal) {
       process.stderr.write(`emq: refused (${err.code}): ${err.message}\n`);
       return 2;
     }

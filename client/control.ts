@@ -4,7 +4,7 @@
 // forbidden_action). A call retried after a timeout may find its own first try's work done:
 // a DELETE then answers null (no such job), a promote 409 not_scheduled.
 /** A job as GET …/jobs/:id answers it. */
-export interface JobDetail {
+export interface JobInfo {
   id: string;
   queue: string;
   state: string;
@@ -56,7 +56,7 @@ function calls(send: Send, queuePath: (queue: string) => string, orNull: ReturnT
   return {
     /** The job (with its payload when asked), or null when there is no such job. */
     job: (queue: string, id: string, options: { payload?: boolean } = {}) =>
-      orNull<JobDetail>(send(`${job(queue, id)}${options.payload ? '?payload=1' : ''}`, { method: 'GET' })),
+      orNull<JobInfo>(send(`${job(queue, id)}${options.payload ? '?payload=1' : ''}`, { method: 'GET' })),
 
     /**
      * Removes a pending, scheduled or dead job; with `idempotencyKey`, also frees that key (if

@@ -9,8 +9,8 @@ import { toBase64 } from '../shared/base64.js';
 import { backoff, mayRetry } from '../shared/retry.js';
 
 export type { Payload, Verdict } from '../shared/enqueue.js';
-export type { GroupChange, GroupView, JobDetail, QueueView } from './control.js';
-import { controlCalls, orNullOf, type JobDetail } from './control.js';
+export type { GroupChange, GroupView, JobInfo, QueueView } from './control.js';
+import { controlCalls, orNullOf, type JobInfo } from './control.js';
 import { scheduleCalls } from './schedules.js';
 export type { ScheduleInfo } from './schedules.js';
 import { MINT_TRIES } from '../shared/enqueue.js';
@@ -261,7 +261,7 @@ export function createProducerClient({
     },
 
     /** The job's state and attempts (and where it waits), or null when there is no such job. */
-    status: (queue: string, id: string): Promise<JobDetail | null> => control.job(queue, id),
+    status: (queue: string, id: string): Promise<JobInfo | null> => control.job(queue, id),
 
     ...control,
     ...schedules,

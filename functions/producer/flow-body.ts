@@ -10,19 +10,19 @@ import { Problem } from './problem.js';
 
 export type OnFailure = 'fail-parent' | 'ignore';
 
-export interface FlowJob {
+export interface FlowBodyJob {
   id?: string | undefined;
   payload: Uint8Array;
 }
 
-export interface FlowChild extends FlowJob {
+export interface FlowChild extends FlowBodyJob {
   /** The child's queue; absent: the parent's. */
   queue?: string | undefined;
   onFailure: OnFailure;
 }
 
 export interface FlowBody {
-  parent: FlowJob;
+  parent: FlowBodyJob;
   children: FlowChild[];
 }
 
@@ -80,7 +80,7 @@ export function parseFlow(body: Uint8Array, maxChildren: number, maxPayloadBytes
   return { parent: parentJob, children: kids };
 }
 
-function job(payload: unknown, payloadBase64: unknown, id: unknown, maxPayloadBytes: number, at: (detail: string) => Problem): FlowJob {
+function job(payload: unknown, payloadBase64: unknown, id: unknown, maxPayloadBytes: number, at: (detail: string) => Problem): FlowBodyJob {
   const bytes = itemPayload(payload, payloadBase64, at);
   if (bytes.length > maxPayloadBytes) throw at(`payload is ${bytes.length} bytes; the limit is ${maxPayloadBytes}`);
   itemId(id, at);

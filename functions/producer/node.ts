@@ -9,7 +9,7 @@
 // The core's routes (routes.ts) are served by a node:http listener (node-http.ts). Its cron
 // schedules (EMQ_CRONS) fire on its own timers (cron-timers.ts), logged and counted as requests.
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
-import { connectRest } from '../../shared/connections/rest-node.js';
+import { connectNodeRest } from '../../shared/connections/rest-node.js';
 import { createMinter, drawNode, type Connection } from '../../shared/index.js';
 import { createProducerCore } from './core.js';
 import { producerListener } from './node-http.js';
@@ -66,7 +66,7 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
       },
     });
   } else {
-    connection = connectRest({ url: via.restUrl, token: via.restToken, ...restOptionsOf(config) });
+    connection = connectNodeRest({ url: via.restUrl, token: via.restToken, ...restOptionsOf(config) });
   }
   const sinks: SummarySink[] = [requestLog({ app: 'producer', level: () => config.logLevel, write: writeLine })];
   if (metrics) sinks.push(metrics.sink);

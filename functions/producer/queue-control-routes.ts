@@ -11,7 +11,7 @@ import { pauseQueue, queueInfo, readGroup, setGroup, validateGroup, type GroupCh
 import { jsonOf } from './batch.js';
 import { json, type Answer, type Call, type Service } from './call.js';
 import { Problem } from './problem.js';
-import { bodyOf, queueOf, via } from './queue-routes.js';
+import { requestBody, queueOf, via } from './queue-routes.js';
 
 /** A group's settings body is small: three fields. */
 const MAX_SETTINGS_BYTES = 1_024;
@@ -72,7 +72,7 @@ export async function getGroup(call: Call, service: Service): Promise<Answer> {
 export async function putGroup(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);
   const group = groupOf(call);
-  const change = settingsOf(await bodyOf(call, MAX_SETTINGS_BYTES, 'the group settings'));
+  const change = settingsOf(await requestBody(call, MAX_SETTINGS_BYTES, 'the group settings'));
   return json(call, 200, await setGroup(via(call, service, queue), queue, group, change));
 }
 

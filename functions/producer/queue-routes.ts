@@ -45,7 +45,7 @@ export function via(call: Call, service: Service, queue: string): Connection {
 }
 
 /** The request body under `max`; past it, 413 saying what was too large (`what`: "the payload"...). */
-export function bodyOf(call: Call, max: number, what: string): Promise<Uint8Array> {
+export function requestBody(call: Call, max: number, what: string): Promise<Uint8Array> {
   return call.request.body(max, call.record).catch((err: unknown) => {
     if (err instanceof TooLarge) throw new Problem(413, 'payload_too_large', `${what} is larger than ${max} bytes`);
     throw err;
@@ -58,7 +58,7 @@ export async function postJob(call: Call, service: Service): Promise<Answer> {
   const { request } = call;
   const plan = planJob(queueOf(call), (name) => request.header(name), service.settings);
   const valkey = via(call, service, plan.queue);
-  const payload = await bodyOf(call, plan.maxPayloadBytes, 'the payload');
+  const payload = await requestBody(call, plan.maxPayloadBytes, 'the payload');
   const { id, verdict } = await admitJob(valkey, plan, call.caller, payload, service.mint);
   // the request's own path (…/v1/queues/<queue>/jobs): right under any prefix the app is mounted at
   return json(call, created(verdict), { id, queue: plan.queue, verdict }, { Location: `${request.path}/${id}` });
@@ -67,7 +67,7 @@ export async function postJob(call: Call, service: Service): Promise<Answer> {
 export async function postBatch(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);
   const { maxBatchBytes, maxBatchItems, maxPayloadBytes, maxDelayMs, groupOf } = service.settings();
-  const body = await bodyOf(call, maxBatchBytes, 'the batch body');
+  const body = await requestBody(call, maxBatchBytes, 'the batch body');
   const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs).map((job) => ({ ...job, ...withDefaultLane(queue, job, groupOf) }));
   // flat, lane and scheduled items alike: one pipeline, a result per item in order
   try {
@@ -86,7 +86,7 @@ export async function postBatch(call: Call, service: Service): Promise<Answer> {
 export async function postFlow(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);
   const { maxBatchBytes, maxPayloadBytes } = service.settings();
-  const flow = parseFlow(await bodyOf(call, maxBatchBytes, 'the flow body'), FLOW_MAX_CHILDREN, maxPayloadBytes);
+  const flow = parseFlow(await requestBody(call, maxBatchBytes, 'the flow body'), FLOW_MAX_CHILDREN, maxPayloadBytes);
   const home = service.regionOf(queue);
   flow.children.forEach(({ queue: other }, index) => {
     if (other === undefined) return;

@@ -23,7 +23,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { itemPayload, jsonOf } from './batch.js';
 import { json, type Answer, type Call, type Service } from './call.js';
 import { Problem } from './problem.js';
-import { bodyOf, payloadField, queueOf, via } from './queue-routes.js';
+import { requestBody, payloadField, queueOf, via } from './queue-routes.js';
 
 const PAGE_MOST = 1_000;
 
@@ -65,7 +65,7 @@ export async function putSchedule(call: Call, service: Service): Promise<Answer>
   const name = nameOf(call);
   const { maxPayloadBytes, maxDelayMs } = service.settings();
   // a template's JSON: its payload base64'd is a third larger, and room for the rest
-  const body = await bodyOf(call, Math.ceil((maxPayloadBytes * 4) / 3) + 1_024, 'the schedule');
+  const body = await requestBody(call, Math.ceil((maxPayloadBytes * 4) / 3) + 1_024, 'the schedule');
   const value = jsonOf(body)?.value;
   const refuse = (detail: string) => new Problem(400, 'invalid_body', detail);
   if (typeof value !== 'object' || value === null || Array.isArray(value))

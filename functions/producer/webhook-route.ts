@@ -4,7 +4,7 @@
 import { json, type Answer, type Call, type Service } from './call.js';
 import { admit, withDefaultLane } from './jobs.js';
 import { Problem } from './problem.js';
-import { bodyOf, via } from './queue-routes.js';
+import { requestBody, via } from './queue-routes.js';
 import { dedupeOf } from './webhooks/dedupe.js';
 import { delivered } from './webhooks/delivery.js';
 import { envelope } from './webhooks/envelope.js';
@@ -14,7 +14,7 @@ export async function postWebhook(call: Call, service: Service): Promise<Answer>
   const { sources, maxPayloadBytes, dedupeTtlSeconds, groupOf } = service.settings();
   // any name, configured or not, has its body read under the same cap and is refused alike
   // (webhooks/delivery.ts): names cannot be probed by an answer's text or its timing
-  const body = await bodyOf(call, maxPayloadBytes, 'the payload');
+  const body = await requestBody(call, maxPayloadBytes, 'the payload');
   const headers = { get: (name: string) => request.header(name) ?? null };
   const verified = await delivered(sources, request.param('source') ?? '', headers, body);
   if ('code' in verified) {

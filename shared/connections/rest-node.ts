@@ -44,12 +44,12 @@ export function undiciTransport(): RestTransport {
 }
 
 /** The REST connection, sending through undici unless told a `fetch` or a `transport`. */
-export class RestConnection extends FetchRestConnection {
+export class NodeRestConnection extends FetchRestConnection {
   constructor(options: RestOptions) {
     super(options.transport || options.fetch ? options : { ...options, transport: undiciTransport() });
   }
 }
 
-export function connectRest(options: RestOptions): RestConnection {
-  return new RestConnection(options);
+export function connectNodeRest(options: RestOptions): NodeRestConnection {
+  return new NodeRestConnection(options);
 }
