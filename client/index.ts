@@ -12,7 +12,7 @@ export type { Payload, Verdict } from '../shared/enqueue.js';
 export type { GroupChange, GroupView, JobInfo, QueueView } from './control.js';
 import { controlCalls, orNullOf, type JobInfo } from './control.js';
 import { scheduleCalls } from './schedules.js';
-export type { ScheduleInfo } from './schedules.js';
+export type { CronInfo, ScheduleInfo } from './schedules.js';
 import { MINT_TRIES } from '../shared/enqueue.js';
 import type { Payload, Verdict } from '../shared/enqueue.js';
 
@@ -169,7 +169,7 @@ export function createProducerClient({
   }
 
   const control = controlCalls(send, queuePath, notFound);
-  const schedules = scheduleCalls(send, queuePath, orNullOf(notFound));
+  const schedules = scheduleCalls(send, queuePath, orNullOf(notFound), base);
 
   return {
     /** Enqueues one job (into a lane with `group`; scheduled with `delay` or `notBefore`); its id is minted here unless given. */

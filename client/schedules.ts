@@ -16,15 +16,35 @@ export interface ScheduleInfo {
   payloadBase64?: string;
 }
 
+/** A cron schedule this producer fires itself (its EMQ_CRONS), as GET /v1/schedules lists it. */
+export interface CronInfo {
+  name: string;
+  /** Cloudflare's Cron Trigger dialect, UTC. */
+  cron: string;
+  queue: string;
+  group?: string;
+  delay?: string;
+  /** Unix ms of its next fire. */
+  nextFireAt?: number;
+}
+
 type Send = (target: string, init: RequestInit) => Promise<{ status: number; body: unknown }>;
 
 /** A duration as the producer reads it: `30s`, `5m`..., or a number of ms. */
 const duration = (d: string | number) => (typeof d === 'number' ? `${d}ms` : d);
 
 /** The calls, given the client's `send`, its queue path and its "null on 404 not_found" wrapper. */
-export function scheduleCalls(send: Send, queuePath: (queue: string) => string, orNull: <T>(call: Promise<{ body: unknown }>) => Promise<T | null>) {
+export function scheduleCalls(
+  send: Send,
+  queuePath: (queue: string) => string,
+  orNull: <T>(call: Promise<{ body: unknown }>) => Promise<T | null>,
+  base: string,
+) {
   const path = (queue: string, name?: string) => `${queuePath(queue)}/schedules${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
   return {
+    /** The cron schedules the producer fires itself, on the queues this token may use, each with its next fire. */
+    crons: async () => ((await send(`${base}/v1/schedules`, { method: 'GET' })).body as { schedules: CronInfo[] }).schedules,
+
     /**
      * Registers `name`: `template` every `every` (first after `firstIn`, default at once).
      * `exists` when it holds the same period and template; ProducerError 409 schedule_exists

@@ -357,6 +357,29 @@ describe('real answers match the OpenAPI document', () => {
     expect(flow.children).toHaveLength(2);
     expect((await client.status(q, flow.parent.id))?.state).toBe('awaiting_children');
     expect(await client.status(q, mintId())).toBeNull();
+
+    // the control calls and the repeatables, each request and answer held to the document
+    const later = await client.enqueue(q, new Uint8Array([0xff, 0]), { group: GROUP, delay: '1h' });
+    expect(await client.job(q, later.id, { payload: true })).toMatchObject({ state: 'scheduled', group: GROUP, payloadBase64: '/wA=' });
+    expect((await client.reschedule(q, later.id, { notBefore: new Date(Date.now() + 7_200_000) }))?.verdict).toBe('rescheduled');
+    expect((await client.reschedule(q, later.id, { delay: 60_000 }))?.verdict).toBe('rescheduled');
+    expect((await client.promote(q, later.id))?.verdict).toBe('promoted');
+    expect((await client.queue(q, { count: 5 })).groups.map((g) => g.group)).toEqual([GROUP]);
+    expect((await client.setGroup(q, GROUP, { limit: 2 })).limit).toBe(2);
+    expect((await client.group(q, GROUP)).pending).toBe(2);
+    expect((await client.pause(q)).paused).toBe(true);
+    expect((await client.resume(q)).paused).toBe(false);
+    expect((await client.remove(q, later.id, { idempotencyKey: 'k-9' }))?.verdict).toBe('removed');
+    expect(await client.remove(q, later.id)).toBeNull();
+    expect((await client.registerSchedule(q, 'nightly', { every: '1h', template: new Uint8Array([0xff, 1]), firstIn: 1000 })).verdict).toBe('registered');
+    expect((await client.schedules(q, { count: 10 })).schedules.map((s) => s.name)).toEqual(['nightly']);
+    expect(await client.schedule(q, 'nightly', { payload: true })).toMatchObject({ everyMs: 3_600_000, payloadBase64: '/wE=' });
+    expect((await client.pauseSchedule(q, 'nightly'))?.paused).toBe(true);
+    expect((await client.resumeSchedule(q, 'nightly'))?.paused).toBe(false);
+    expect((await client.runScheduleNow(q, 'nightly'))?.name).toBe('nightly');
+    expect((await client.cancelSchedule(q, 'nightly'))?.verdict).toBe('cancelled');
+    expect(await client.schedule(q, 'nightly')).toBeNull();
+    expect(Array.isArray(await client.crons())).toBe(true);
   });
 
   it('the control routes and the queue and group reads: each answer and each refusal', async () => {
