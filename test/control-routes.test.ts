@@ -11,6 +11,7 @@ import { libraryConsumer } from './support/consumer.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
 import { startProducerProcess } from './support/producer.js';
 import { producerOver, transports } from './support/producer-over.js';
+import { until } from './support/listeners.js';
 
 const ALL = 'control-all-token-0123456789abcd';
 const READER = 'control-reader-token-0123456789a';
@@ -241,7 +242,8 @@ describe.each(inject('servers').map((s) => ({ name: s.name, url: s.url })))('thr
       const res = await fetch(`${narrow.url}/v1/queues/${q}/jobs/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${ALL}` } });
       expect({ status: res.status, code: ((await res.json()) as { code: string }).code }).toEqual({ status: 502, code: 'upstream_auth' });
       expect(await snapshot(admin, q)).toEqual(before);
-      expect(narrow.stderr()).toContain('a control script: the producer needs a control token');
+      // the reason goes to its stderr under the request id (which may land after the answer)
+      await until(() => narrow.stderr().includes('a control script: the producer needs a control token'), 10_000, "the gateway's reason in the log");
     } finally {
       await narrow.stop();
     }
