@@ -4,6 +4,31 @@
 // @complete, @retry, @promote, @reap), EchoMQ.Lanes 54627295966 (@gclaim), EchoMQ.Pump
 // 54721988820 (@flow_deliver). Not our code: the soak's consumer runs these and nothing of ours.
 
+// The group branch @complete and @retry share, word for word, after the row named by `row`.
+const groupRelease = (row: string) => `local g = redis.call('HGET', ${row}, 'group')
+local was_active = redis.call('ZREM', KEYS[1], ARGV[1])
+if g then
+  local lane = p .. 'g:' .. g .. ':pending'
+  if was_active == 1 then
+    local act = redis.call('HINCRBY', p .. 'gactive', g, -1)
+    if act <= 0 then redis.call('HDEL', p .. 'gactive', g) end
+    if redis.call('SISMEMBER', p .. 'paused', g) == 0 and redis.call('ZCARD', lane) > 0 then
+      local lim = redis.call('HGET', p .. 'glimit', g)
+      if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
+        redis.call('RPUSH', p .. 'ring', g)
+        redis.call('LPUSH', p .. 'wake', '1')
+        redis.call('LTRIM', p .. 'wake', 0, 63)
+      end
+    end
+  else
+    redis.call('ZREM', lane, ARGV[1])
+    if redis.call('ZCARD', lane) == 0 then redis.call('LREM', p .. 'ring', 0, g) end
+  end
+else
+  if was_active == 0 then redis.call('ZREM', p .. 'pending', ARGV[1]) end
+end
+`;
+
 export const CLAIM = `local popped = redis.call('ZPOPMIN', KEYS[1])
 if #popped == 0 then return {} end
 local id = popped[1]
@@ -47,29 +72,7 @@ if att ~= ARGV[2] then
   return redis.error_reply('EMQSTALE complete token mismatch')
 end
 local p = ARGV[3]
-local g = redis.call('HGET', KEYS[2], 'group')
-local was_active = redis.call('ZREM', KEYS[1], ARGV[1])
-if g then
-  local lane = p .. 'g:' .. g .. ':pending'
-  if was_active == 1 then
-    local act = redis.call('HINCRBY', p .. 'gactive', g, -1)
-    if act <= 0 then redis.call('HDEL', p .. 'gactive', g) end
-    if redis.call('SISMEMBER', p .. 'paused', g) == 0 and redis.call('ZCARD', lane) > 0 then
-      local lim = redis.call('HGET', p .. 'glimit', g)
-      if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
-        redis.call('RPUSH', p .. 'ring', g)
-        redis.call('LPUSH', p .. 'wake', '1')
-        redis.call('LTRIM', p .. 'wake', 0, 63)
-      end
-    end
-  else
-    redis.call('ZREM', lane, ARGV[1])
-    if redis.call('ZCARD', lane) == 0 then redis.call('LREM', p .. 'ring', 0, g) end
-  end
-else
-  if was_active == 0 then redis.call('ZREM', p .. 'pending', ARGV[1]) end
-end
-if ARGV[6] == 'xq' then
+${groupRelease('KEYS[2]')}if ARGV[6] == 'xq' then
   if was_active == 1 then
     redis.call('RPUSH', KEYS[3], ARGV[7] .. '\\0' .. ARGV[4] .. '\\0' .. ARGV[1] .. '\\0' .. ARGV[5])
   end
@@ -96,29 +99,7 @@ if att ~= ARGV[2] then
   return redis.error_reply('EMQSTALE retry token mismatch')
 end
 local p = ARGV[6]
-local g = redis.call('HGET', KEYS[4], 'group')
-local was_active = redis.call('ZREM', KEYS[1], ARGV[1])
-if g then
-  local lane = p .. 'g:' .. g .. ':pending'
-  if was_active == 1 then
-    local act = redis.call('HINCRBY', p .. 'gactive', g, -1)
-    if act <= 0 then redis.call('HDEL', p .. 'gactive', g) end
-    if redis.call('SISMEMBER', p .. 'paused', g) == 0 and redis.call('ZCARD', lane) > 0 then
-      local lim = redis.call('HGET', p .. 'glimit', g)
-      if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
-        redis.call('RPUSH', p .. 'ring', g)
-        redis.call('LPUSH', p .. 'wake', '1')
-        redis.call('LTRIM', p .. 'wake', 0, 63)
-      end
-    end
-  else
-    redis.call('ZREM', lane, ARGV[1])
-    if redis.call('ZCARD', lane) == 0 then redis.call('LREM', p .. 'ring', 0, g) end
-  end
-else
-  if was_active == 0 then redis.call('ZREM', p .. 'pending', ARGV[1]) end
-end
-redis.call('HSET', KEYS[4], 'last_error', ARGV[5])
+${groupRelease('KEYS[4]')}redis.call('HSET', KEYS[4], 'last_error', ARGV[5])
 if tonumber(att) >= tonumber(ARGV[4]) then
   redis.call('HSET', KEYS[4], 'state', 'dead')
   redis.call('ZADD', KEYS[3], 0, ARGV[1])
