@@ -12,6 +12,8 @@ export const FAULT_KINDS = [
   'a consumer killed mid-job',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+/** The faults of the producer half's soak (soak/edge/), which runs no consumer. */
+export const EDGE_FAULT_KINDS = FAULT_KINDS.slice(0, 4) as readonly FaultKind[];
 
 export interface FaultRecord {
   kind: FaultKind;
@@ -35,7 +37,7 @@ async function admin(stack: Stack, args: GlideString[]): Promise<unknown> {
   }
 }
 
-const inject: Record<FaultKind, (stack: Stack, fleet: Fleet) => Promise<string>> = {
+const inject: Record<FaultKind, (stack: Stack, fleet: Fleet | null) => Promise<string>> = {
   async 'kill -9 Valkey + restart'(stack) {
     process.kill(stack.valkey.pid, 'SIGKILL');
     await sleep(500); // down for a while: producers must see it
@@ -63,7 +65,7 @@ const inject: Record<FaultKind, (stack: Stack, fleet: Fleet) => Promise<string>>
     return 'SIGTERM, drained, started again on the same port';
   },
   async 'a consumer killed mid-job'(_stack, fleet) {
-    const loop = await fleet.killMidJob();
+    const loop = fleet ? await fleet.killMidJob() : -1;
     return loop < 0 ? 'no job claimed in 30 s: none killed' : `loop ${loop}: SIGKILL after a claim, restarted; its lease runs out and reap returns the job`;
   },
 };
@@ -72,15 +74,22 @@ const inject: Record<FaultKind, (stack: Stack, fleet: Fleet) => Promise<string>>
  * `each` faults of every kind, evenly spread over `seconds` (none in the first or last
  * interval, so the run starts and ends calm). Resolves when the last fault is over.
  */
-export async function runFaults(stack: Stack, fleet: Fleet, seconds: number, each: number, log: (line: string) => void): Promise<FaultRecord[]> {
-  const total = FAULT_KINDS.length * each;
+export async function runFaults(
+  stack: Stack,
+  fleet: Fleet | null,
+  seconds: number,
+  each: number,
+  log: (line: string) => void,
+  kinds: readonly FaultKind[] = FAULT_KINDS,
+): Promise<FaultRecord[]> {
+  const total = kinds.length * each;
   const interval = (seconds * 1000) / (total + 1);
   const start = Date.now();
   const records: FaultRecord[] = [];
   for (let i = 0; i < total; i++) {
     const due = start + interval * (i + 1);
     if (due > Date.now()) await sleep(due - Date.now());
-    const kind = FAULT_KINDS[i % FAULT_KINDS.length]!;
+    const kind = kinds[i % kinds.length]!;
     const began = Date.now();
     const note = await inject[kind](stack, fleet);
     records.push({ kind, at: began - start, tookMs: Date.now() - began, note });

@@ -14,7 +14,12 @@ export interface Findings {
   expected: number;
   completed: number;
   lost: number;
+  /** Completed again within one admission (a second ok for one id and token run). */
   doubled: number;
+  /** Run again after its first run completed: a producer's retry of a request whose answer was lost re-admitted the id once its row was gone (attempts from 1 again). */
+  readmitted: number;
+  /** Claimed by a process killed with the complete in flight, never claimed again, its row gone: done, unlogged. */
+  completedInKilled: number;
   /** Completions (and claims) of ids no producer sent. */
   unknown: number;
   early: number;
@@ -54,6 +59,8 @@ export async function verify(admin: GlideClient, ledger: Ledger, log: LogLine[],
     completed: 0,
     lost: 0,
     doubled: 0,
+    readmitted: 0,
+    completedInKilled: 0,
     unknown: 0,
     early: 0,
     reclaimedInLease: 0,
@@ -82,15 +89,27 @@ export async function verify(admin: GlideClient, ledger: Ledger, log: LogLine[],
     else if (l.e === 'done') of(l.id).dones.push(l);
     else if (l.e === 'retry') of(l.id).retries.push(l);
   }
+  // claims still open in a process when it was killed: their complete may have run unlogged
+  const inDoubt = new Set<string>();
+  const open = new Map<number, Set<string>>();
+  for (const l of log) {
+    const mine = open.get(l.l) ?? open.set(l.l, new Set()).get(l.l)!;
+    if (l.e === 'claim') mine.add(`${l.id} ${l.t}`);
+    else if (l.e === 'done' || l.e === 'retry') mine.delete(`${l.id} ${l.t}`);
+    else if (l.e === 'kill') {
+      for (const k of mine) inDoubt.add(k.split(' ')[0]!);
+      mine.clear();
+    }
+  }
   const dead = new Set<string>();
   for (const q of queues) for (const id of (await admin.customCommand(['ZRANGE', `emq:{${q}}:dead`, '0', '-1'])) as GlideString[]) dead.add(`${q} ${text(id)}`);
 
   /** The completion that counts: an ok, else a gone after a lost reply when no ok exists. */
   const completionOf = (s: Seen | undefined) => {
     const oks = s?.dones.filter((d) => d.r === 'ok') ?? [];
-    if (oks.length > 0) return { n: oks.length, done: oks[0]! };
+    if (oks.length > 0) return { n: oks.length, done: oks[0]!, oks };
     const after = s?.dones.find((d) => d.r === 'gone after an error');
-    return after ? { n: 1, done: after, afterError: true } : { n: 0 };
+    return after ? { n: 1, done: after, afterError: true, oks: [after] } : { n: 0, oks: [] };
   };
   const lat = new Map<string, number[]>();
   for (const [id, job] of ledger.jobs) {
@@ -112,8 +131,18 @@ export async function verify(admin: GlideClient, ledger: Ledger, log: LogLine[],
     if (job.cancel === 'maybe' && c.n === 0) continue;
     if (job.mayStayScheduled && c.n === 0) continue;
     f.expected++;
+    f.counter.logged += c.n;
+    if (c.n === 0 && inDoubt.has(id)) {
+      f.completedInKilled++;
+      f.completed++;
+      f.counter.logged++;
+      continue;
+    }
     if (c.n === 0) f.lost++, note(`acknowledged, never completed: ${job.verb} ${job.queue} ${id}`);
-    if (c.n > 1) (f.doubled += c.n - 1), note(`completed ${c.n} times: ${id}`);
+    // a second run from attempts 1: the id admitted again after its row was gone
+    const again = c.oks.filter((d, i) => i > 0 && d.t <= c.oks[i - 1]!.t).length;
+    if (again > 0) (f.readmitted += again), note(`run again after it completed (admitted anew): ${job.verb} ${job.queue} ${id}`);
+    if (c.n - again > 1) (f.doubled += c.n - again - 1), note(`completed ${c.n} times: ${job.verb} ${job.queue} ${id}`);
     if (c.done) {
       f.completed++;
       if (c.done.h !== job.digest) f.notByteExact++, note(`payload changed: ${id}`);
@@ -149,13 +178,13 @@ export async function verify(admin: GlideClient, ledger: Ledger, log: LogLine[],
     f.flowParents++;
     const p = seen.get(job.id)?.claims[0];
     const kids = job.children!.map((k) => ({ k, s: seen.get(k) }));
-    if (kids.some(({ s }) => completionOf(s).n === 0) || (p && kids.some(({ s }) => (s?.claims[0]?.at ?? Infinity) > (p.at ?? -Infinity))))
+    // a claim time unknown (its read failed in a fault) is not judged
+    if (kids.some(({ k, s }) => completionOf(s).n === 0 && !inDoubt.has(k)) || (p?.at != null && kids.some(({ s }) => (s?.claims[0]?.at ?? -Infinity) > p.at!)))
       f.flowsOutOfOrder++, note(`flow parent ${job.id} claimed before its children were done`);
   }
 
   f.fairnessMax = fairness(log, ledger);
   await leftovers(admin, ledger, queues, f, note);
-  f.counter.logged = [...ledger.jobs.values()].filter((j) => completionOf(seen.get(j.id)).n > 0).length;
   return f;
 }
 
