@@ -176,7 +176,14 @@ function tableOf(
   return rows;
 }
 
-export function printTable(result: SoakResult): string {
+/** What a table is printed from: either soak's result (this one, or the producer half's in soak/edge/). */
+export interface Printable {
+  table: SoakResult['table'];
+  findings: { examples: string[] };
+  ledger: { bad5xx: Map<number, { count: number; sample: string }>; refused: string[] };
+}
+
+export function printTable(result: Printable): string {
   const lines = ['| measure | value | must be |', '| --- | --: | --- |'];
   for (const r of result.table) lines.push(`| ${r.measure} | ${r.value} | ${r.must}${r.ok ? '' : ' **FAILED**'} |`);
   const notes = [

@@ -99,13 +99,4 @@ function tableOf(ledger: Ledger, faults: FaultRecord[], f: Findings, o: { second
   return rows;
 }
 
-export function printTable(result: SoakResult): string {
-  const lines = ['| measure | value | must be |', '| --- | --: | --- |'];
-  for (const r of result.table) lines.push(`| ${r.measure} | ${r.value} | ${r.must}${r.ok ? '' : ' **FAILED**'} |`);
-  const notes = [
-    ...result.findings.examples,
-    ...[...result.ledger.bad5xx].map(([status, s]) => `${s.count}× ${status}: ${s.sample}`),
-    ...result.ledger.refused.slice(0, 5),
-  ];
-  return [...lines, ...(notes.length ? ['', ...notes.map((n) => `- ${n}`)] : [])].join('\n');
-}
+export { printTable } from '../run.js';
