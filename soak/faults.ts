@@ -1,10 +1,19 @@
-// The four faults the soak injects, round-robin on a schedule. Each resolves once the fault
-// is over (the part is back), with a short note of what it did.
+// The faults the soak injects, round-robin on a schedule. Each resolves once the fault is
+// over (the part is back), with a short note of what it did.
 import type { GlideString } from '@valkey/valkey-glide';
+import type { Fleet } from './library/fleet.js';
 import type { Stack } from './stack.js';
 
-export const FAULT_KINDS = ['kill -9 Valkey + restart', 'SCRIPT FLUSH', "CLIENT KILL of the gateway's connections", 'gateway restart'] as const;
+export const FAULT_KINDS = [
+  'kill -9 Valkey + restart',
+  'SCRIPT FLUSH',
+  "CLIENT KILL of the gateway's connections",
+  'gateway restart',
+  'a consumer killed mid-job',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+/** The faults of the producer half's soak (soak/edge/), which runs no consumer. */
+export const EDGE_FAULT_KINDS = FAULT_KINDS.slice(0, 4) as readonly FaultKind[];
 
 export interface FaultRecord {
   kind: FaultKind;
@@ -28,7 +37,7 @@ async function admin(stack: Stack, args: GlideString[]): Promise<unknown> {
   }
 }
 
-const inject: Record<FaultKind, (stack: Stack) => Promise<string>> = {
+const inject: Record<FaultKind, (stack: Stack, fleet: Fleet | null) => Promise<string>> = {
   async 'kill -9 Valkey + restart'(stack) {
     process.kill(stack.valkey.pid, 'SIGKILL');
     await sleep(500); // down for a while: producers must see it
@@ -55,23 +64,34 @@ const inject: Record<FaultKind, (stack: Stack) => Promise<string>> = {
     await stack.gateway.restart();
     return 'SIGTERM, drained, started again on the same port';
   },
+  async 'a consumer killed mid-job'(_stack, fleet) {
+    const loop = fleet ? await fleet.killMidJob() : -1;
+    return loop < 0 ? 'no job claimed in 30 s: none killed' : `loop ${loop}: SIGKILL after a claim, restarted; its lease runs out and reap returns the job`;
+  },
 };
 
 /**
  * `each` faults of every kind, evenly spread over `seconds` (none in the first or last
  * interval, so the run starts and ends calm). Resolves when the last fault is over.
  */
-export async function runFaults(stack: Stack, seconds: number, each: number, log: (line: string) => void): Promise<FaultRecord[]> {
-  const total = FAULT_KINDS.length * each;
+export async function runFaults(
+  stack: Stack,
+  fleet: Fleet | null,
+  seconds: number,
+  each: number,
+  log: (line: string) => void,
+  kinds: readonly FaultKind[] = FAULT_KINDS,
+): Promise<FaultRecord[]> {
+  const total = kinds.length * each;
   const interval = (seconds * 1000) / (total + 1);
   const start = Date.now();
   const records: FaultRecord[] = [];
   for (let i = 0; i < total; i++) {
     const due = start + interval * (i + 1);
     if (due > Date.now()) await sleep(due - Date.now());
-    const kind = FAULT_KINDS[i % FAULT_KINDS.length]!;
+    const kind = kinds[i % kinds.length]!;
     const began = Date.now();
-    const note = await inject[kind](stack);
+    const note = await inject[kind](stack, fleet);
     records.push({ kind, at: began - start, tookMs: Date.now() - began, note });
     log(`fault ${i + 1}/${total} at ${((began - start) / 1000).toFixed(1)} s: ${kind} (${note}, ${Date.now() - began} ms)`);
   }

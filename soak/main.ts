@@ -1,4 +1,4 @@
-// npm run soak: SOAK_SECONDS (default 300), SOAK_PRODUCERS (32), SOAK_FAULTS_EACH (6).
+// npm run soak: SOAK_SECONDS (default 300), SOAK_PRODUCERS (32), SOAK_FAULTS_EACH (6), SOAK_CONSUMERS (4).
 // Prints progress, the fault log and the table; exits 1 if any must is not met.
 import { printTable, runSoak } from './run.js';
 
@@ -10,7 +10,12 @@ const num = (name: string, fallback: number) => {
   return n;
 };
 
-const result = await runSoak({ seconds: num('SOAK_SECONDS', 300), producers: num('SOAK_PRODUCERS', 32), faultsEach: num('SOAK_FAULTS_EACH', 6) });
+const result = await runSoak({
+  seconds: num('SOAK_SECONDS', 300),
+  producers: num('SOAK_PRODUCERS', 32),
+  faultsEach: num('SOAK_FAULTS_EACH', 6),
+  consumers: num('SOAK_CONSUMERS', 4),
+});
 console.log(`\n${printTable(result)}\n`);
 console.log(result.ok ? 'soak: every must is met' : 'soak: FAILED');
 process.exit(result.ok ? 0 : 1);

@@ -1,104 +1,215 @@
-// The soak's producers: each POSTs jobs to the Worker in a closed loop with a client-minted
-// id (Emq-Job-Id) and a payload of random bytes behind a unique tag, and on any failure
-// (no answer, 5xx) sends the same request again, same id, until it is acknowledged.
-import { mintId } from '../shared/index.js';
-
-export interface SentJob {
-  queue: string;
-  payload: Uint8Array;
-  /** The job's unique tag, at the head of its payload (`p<producer>-<n>|`). */
-  tag: string;
-  acked: boolean;
-}
-
-export interface Ledger {
-  jobs: Map<string, SentJob>;
-  requests: number;
-  retries: number;
-  /** Acknowledged with 200 duplicate: a retry of a request whose first try had landed. */
-  duplicates: number;
-  /** 5xx answers other than 503, by status, with a sample body. */
-  bad5xx: Map<number, { count: number; sample: string }>;
-  /** 4xx answers: a well-formed job must never be refused. */
-  refused: string[];
-  /** Jobs still not acknowledged when their retry budget ran out. */
-  gaveUp: number;
-  /** The longest time one job took from its first failed try to its acknowledgement. */
-  longestOutageMs: number;
-}
-
-export function newLedger(): Ledger {
-  return { jobs: new Map(), requests: 0, retries: 0, duplicates: 0, bad5xx: new Map(), refused: [], gaveUp: 0, longestOutageMs: 0 };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function payloadOf(tag: string): Uint8Array {
-  const head = new TextEncoder().encode(`${tag}|`);
-  const tail = crypto.getRandomValues(new Uint8Array(Math.floor(Math.random() * 512)));
-  const out = new Uint8Array(head.length + tail.length);
-  out.set(head);
-  out.set(tail, head.length);
-  return out;
-}
+// The soak's producers: each loops over the verbs through the Worker, every job's id minted
+// before its first try (or, with Idempotency-Key, answered by the Worker), each request sent
+// again on no answer or a 5xx until it gets a 2xx or a 4xx. The mix: flat, batch,
+// Idempotency-Key (sent again on purpose), grouped for skewed tenants, delayed, not-before,
+// grouped and delayed, same-queue and cross-queue flows, and cancel, promote and reschedule of
+// scheduled (and racing flat) jobs.
+import { createMinter, mintId } from '../shared/index.js';
+import { count, type Fate, type Ledger, payloadOf, type SentJob, type Verb } from './ledger.js';
 
 export interface SoakProducerOptions {
   worker: URL;
   token: string;
-  queues: readonly string[];
-  /** Stop starting new jobs after this time (ms since epoch). */
+  /** main: flat, scheduled, flows' parents; lanes: grouped; side: cross-queue flow children. */
+  queues: { main: string; lanes: string; side: string };
+  tenants: readonly string[];
   until: number;
-  /** Give one job up after this long without an acknowledgement. */
   giveUpMs: number;
 }
 
-export async function produce(index: number, options: SoakProducerOptions, ledger: Ledger): Promise<void> {
-  for (let n = 0; Date.now() < options.until; n++) {
-    const id = mintId();
-    const tag = `p${index}-${n}`;
-    const queue = options.queues[(index + n) % options.queues.length]!;
-    const job: SentJob = { queue, payload: payloadOf(tag), tag, acked: false };
-    ledger.jobs.set(id, job);
-    const url = new URL(`/v1/queues/${queue}/jobs`, options.worker);
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  firstSentAt: number;
+  attempts: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+const between = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo + 1));
+
+/** Tenant i is chosen in proportion to 1/(i+1): a few heavy tenants, a long tail. */
+export function tenantsOf(n: number): string[] {
+  const mint = createMinter({ node: 7, namespace: 'PRT' });
+  return Array.from({ length: n }, () => mint());
+}
+function pickTenant(tenants: readonly string[]): string {
+  const weights = tenants.map((_, i) => 1 / (i + 1));
+  let r = Math.random() * weights.reduce((a, b) => a + b, 0);
+  for (let i = 0; i < tenants.length; i++) if ((r -= weights[i]!) <= 0) return tenants[i]!;
+  return tenants[0]!;
+}
+
+const MIX: Array<[Verb, number]> = [
+  ['flat', 25],
+  ['batch', 4],
+  ['idem', 8],
+  ['group', 30],
+  ['delay', 5],
+  ['notbefore', 4],
+  ['gdelay', 3],
+  ['flow', 5],
+  ['xflow', 4],
+  ['cancel', 4],
+  ['promote', 2],
+  ['reschedule', 2],
+];
+function pickVerb(): Verb {
+  let r = Math.random() * MIX.reduce((a, [, w]) => a + w, 0);
+  for (const [v, w] of MIX) if ((r -= w) <= 0) return v;
+  return 'flat';
+}
+const pickFate = (): Fate => {
+  const r = Math.random();
+  return r < 0.03 ? 'once' : r < 0.04 ? 'dead' : 'ok';
+};
+
+export async function produce(index: number, o: SoakProducerOptions, ledger: Ledger): Promise<void> {
+  /** One request, sent again until a 2xx or a 4xx; null when the retry budget runs out. */
+  const call = async (method: string, path: string, body?: string | Uint8Array, headers: Record<string, string> = {}): Promise<Answer | null> => {
+    const url = new URL(path, o.worker);
     let firstFailure: number | undefined;
+    const firstSentAt = Date.now();
     for (let attempt = 0; ; attempt++) {
       ledger.requests++;
       if (attempt > 0) ledger.retries++;
       let status = 0;
-      let body = '';
+      let text = '';
       try {
         const res = await fetch(url, {
-          method: 'POST',
-          body: job.payload,
-          headers: { Authorization: `Bearer ${options.token}`, 'Emq-Job-Id': id, 'Content-Type': 'application/octet-stream' },
+          method,
+          ...(body === undefined ? {} : { body: body as string }),
+          headers: { Authorization: `Bearer ${o.token}`, ...headers },
           signal: AbortSignal.timeout(20_000),
         });
         status = res.status;
-        body = await res.text();
+        text = await res.text();
       } catch (err) {
-        body = (err as Error).message;
+        text = (err as Error).message;
       }
-      if (status === 201 || status === 200) {
-        job.acked = true;
-        if (status === 200) ledger.duplicates++;
+      if (status >= 200 && status < 500) {
         if (firstFailure !== undefined) ledger.longestOutageMs = Math.max(ledger.longestOutageMs, Date.now() - firstFailure);
-        break;
-      }
-      if (status >= 400 && status < 500) {
-        ledger.refused.push(`${status} ${id}: ${body.slice(0, 200)}`);
-        break;
+        let parsed: Record<string, unknown> = {};
+        try {
+          parsed = JSON.parse(text) as Record<string, unknown>;
+        } catch {}
+        return { status, body: parsed, firstSentAt, attempts: attempt + 1 };
       }
       if (status >= 500 && status !== 503) {
-        const seen = ledger.bad5xx.get(status) ?? { count: 0, sample: body.slice(0, 200) };
+        const seen = ledger.bad5xx.get(status) ?? { count: 0, sample: text.slice(0, 200) };
         seen.count++;
         ledger.bad5xx.set(status, seen);
       }
       firstFailure ??= Date.now();
-      if (Date.now() - firstFailure > options.giveUpMs) {
+      if (Date.now() - firstFailure > o.giveUpMs) {
         ledger.gaveUp++;
-        break;
+        return null;
       }
       await sleep(Math.min(1_000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2));
+    }
+  };
+  const ack = (a: Answer | null, jobs: SentJob[], what: string): boolean => {
+    if (a && (a.status === 200 || a.status === 201)) {
+      const at = Date.now();
+      for (const j of jobs) (j.acked = true), (j.ackedAt = at);
+      if (a.status === 200 && a.attempts > 1) ledger.duplicates++;
+      return true;
+    }
+    if (a) ledger.refused.push(`${what}: ${a.status} ${JSON.stringify(a.body).slice(0, 200)}`);
+    return false;
+  };
+  const jobsPath = (q: string) => `/v1/queues/${q}/jobs`;
+  const newJob = (verb: Verb, queue: string, fate: Fate, unique: string, extra: Partial<SentJob> = {}) => {
+    const id = mintId();
+    const p = payloadOf(verb, fate, unique);
+    const job: SentJob = { id, queue, verb, fate, digest: p.digest, acked: false, ...extra };
+    ledger.jobs.set(id, job);
+    return { job, bytes: p.bytes };
+  };
+  /** POST …/jobs with the id minted first; answers the job when acknowledged. */
+  const enqueue = async (verb: Verb, queue: string, fate: Fate, unique: string, headers: Record<string, string> = {}, extra: Partial<SentJob> = {}) => {
+    const { job, bytes } = newJob(verb, queue, fate, unique, extra);
+    const a = await call('POST', jobsPath(queue), bytes, { 'Emq-Job-Id': job.id, 'Content-Type': 'application/octet-stream', ...headers });
+    return ack(a, [job], `${verb} ${job.id}`) ? { job, a: a! } : null;
+  };
+  const control = (verb: string, a: Answer | null) =>
+    count(ledger.control, a ? `${verb} ${a.status}${a.body.code ? ` ${a.body.code}` : ''}` : `${verb} given up`);
+
+  const { main, lanes, side } = o.queues;
+  for (let n = 0; Date.now() < o.until; n++) {
+    const unique = `p${index}-${n}`;
+    const verb = pickVerb();
+    if (verb === 'flat') await enqueue('flat', main, pickFate(), unique);
+    else if (verb === 'group') {
+      const group = pickTenant(o.tenants);
+      await enqueue('group', lanes, pickFate(), unique, { 'Emq-Group': group }, { group });
+    } else if (verb === 'delay' || verb === 'gdelay') {
+      const ms = between(500, 4_000);
+      const queue = verb === 'delay' ? main : lanes;
+      const group = verb === 'gdelay' ? pickTenant(o.tenants) : undefined;
+      const r = await enqueue(verb, queue, 'ok', unique, { 'Emq-Delay': `${ms}ms`, ...(group ? { 'Emq-Group': group } : {}) }, group ? { group } : {});
+      if (r) r.job.dueAfter = r.a.firstSentAt + ms;
+    } else if (verb === 'notbefore') {
+      const at = Date.now() + between(500, 4_000);
+      await enqueue('notbefore', main, 'ok', unique, { 'Emq-Not-Before': String(at) }, { dueAfter: at });
+    } else if (verb === 'batch') {
+      const items = Array.from({ length: between(5, 30) }, (_, i) => newJob('batch', main, 'ok', `${unique}.${i}`));
+      const body = JSON.stringify(items.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes) })));
+      const a = await call('POST', `/v1/queues/${main}/batch`, body, { 'Content-Type': 'application/json' });
+      const results = (a?.body.results ?? []) as Array<{ verdict?: string }>;
+      if (a?.status === 200 && results.some((r) => r.verdict !== 'enqueued' && r.verdict !== 'duplicate')) a.status = 207; // counted refused
+      ack(
+        a,
+        items.map((i) => i.job),
+        `batch ${unique}`,
+      );
+    } else if (verb === 'idem') {
+      const p = payloadOf('idem', 'ok', unique);
+      const key = `soak-${unique}`;
+      const headers = { 'Idempotency-Key': key, 'Content-Type': 'application/octet-stream' };
+      const a = await call('POST', jobsPath(main), p.bytes, headers);
+      const id = typeof a?.body.id === 'string' ? a.body.id : `?${unique}`;
+      const job: SentJob = { id, queue: main, verb: 'idem', fate: 'ok', digest: p.digest, acked: false };
+      ledger.jobs.set(id, job);
+      if (ack(a, [job], `idem ${key}`) && Math.random() < 0.3) {
+        const again = await call('POST', jobsPath(main), p.bytes, headers);
+        if (again?.status === 200 && again.body.id === id) ledger.idemReuse.ok++;
+        else ledger.idemReuse.mismatch++;
+      }
+    } else if (verb === 'flow' || verb === 'xflow') {
+      const parent = newJob(verb, main, 'ok', `${unique}.p`, { role: 'parent' });
+      const kids = Array.from({ length: between(2, 4) }, (_, i) =>
+        newJob(verb, verb === 'xflow' && i > 0 ? side : main, 'ok', `${unique}.${i}`, { role: 'child', parent: parent.job.id }),
+      );
+      parent.job.children = kids.map((k) => k.job.id);
+      const body = JSON.stringify({
+        parent: { id: parent.job.id, payloadBase64: b64(parent.bytes) },
+        children: kids.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes), ...(job.queue !== main ? { queue: job.queue } : {}) })),
+      });
+      const a = await call('POST', `/v1/queues/${main}/flows`, body, { 'Content-Type': 'application/json' });
+      ack(a, [parent.job, ...kids.map((k) => k.job)], `${verb} ${parent.job.id}`);
+    } else if (verb === 'cancel') {
+      // two in three wait 8 s in the schedule; the rest are flat, raced against the consumers
+      const scheduled = n % 3 !== 0;
+      const r = await enqueue('cancel', main, 'ok', unique, scheduled ? { 'Emq-Delay': '8s' } : {});
+      if (!r) continue;
+      if (scheduled) r.job.dueAfter = r.a.firstSentAt + 8_000;
+      const a = await call('DELETE', `${jobsPath(main)}/${r.job.id}`);
+      control(scheduled ? 'cancel (scheduled)' : 'cancel (flat)', a);
+      r.job.cancel = a?.status === 200 ? 'removed' : a?.status === 404 && a.attempts > 1 ? 'maybe' : 'kept';
+    } else if (verb === 'promote' || verb === 'reschedule') {
+      const r = await enqueue(verb, main, 'ok', unique, { 'Emq-Delay': '60s' });
+      if (!r) continue;
+      r.job.dueAfter = r.a.firstSentAt + 60_000;
+      const ms = between(500, 3_000);
+      const a =
+        verb === 'promote'
+          ? await call('POST', `${jobsPath(main)}/${r.job.id}/promote`)
+          : await call('PATCH', `${jobsPath(main)}/${r.job.id}`, undefined, { 'Emq-Delay': `${ms}ms` });
+      control(verb, a);
+      // a 409 after a try that got no answer: that try had moved it
+      if (a && (a.status === 200 || (a.status === 409 && a.attempts > 1))) r.job.dueAfter = a.firstSentAt + (verb === 'promote' ? 0 : ms);
+      else r.job.mayStayScheduled = true;
     }
   }
 }

@@ -1,7 +1,7 @@
 // What the soak runs against, all real and all on loopback: a valkey-server with AOF and
 // appendfsync always, `emq gateway` as its own process on a fixed port (so it can be
 // restarted under the Worker), and the producer Worker in workerd (wrangler's
-// unstable_startWorker) over REST to that gateway. Each part can be hurt and brought back.
+// unstable_startWorker) over REST to that gateway with a control token (the control routes). Each part can be hurt and brought back.
 import { GlideClient, Decoder } from '@valkey/valkey-glide';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ export interface Stack {
   gateway: GatewayProcess;
   /** The Worker's origin. */
   worker: URL;
-  /** The callers' token the Worker accepts for every queue. */
+  /** The callers' token the Worker accepts for every queue and every action (enqueue, read, control). */
   token: string;
   /** A plain glide client named `soak-admin`, for faults and the final count. */
   admin: GlideClient;
@@ -48,8 +48,8 @@ export async function startStack(): Promise<Stack> {
       config: join(root, 'wrangler.toml'),
       bindings: {
         EMQ_REST_URL: { type: 'plain_text', value: gateway.url },
-        EMQ_REST_TOKEN: { type: 'secret_text', value: gateway.producer },
-        EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify([{ token, queues: ['*'], rawPrefixes: true }]) },
+        EMQ_REST_TOKEN: { type: 'secret_text', value: gateway.control },
+        EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify([{ token, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] }]) },
       },
       dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: false, watch: false, logLevel: 'none' },
     });

@@ -1,7 +1,8 @@
 // The soak, short: 32 producers through the Worker (workerd), the gateway and Valkey (AOF,
-// appendfsync always) for 25 s, with one fault of each kind. `npm run soak` is the long run.
+// appendfsync always) for 25 s, with one fault of each kind. `npm run soak` is the whole proof,
+// with the library's consumer running (soak/run.ts, docs/proof.md).
 import { expect, it } from 'vitest';
-import { printTable, runSoak } from '../soak/run.js';
+import { printTable, runSoak } from '../soak/edge/run.js';
 
 it('under kill -9, SCRIPT FLUSH, CLIENT KILL and a gateway restart: nothing lost, nothing doubled, every byte exact', { timeout: 180_000 }, async () => {
   const result = await runSoak({ seconds: 25, producers: 32, faultsEach: 1, log: () => undefined });

@@ -2,6 +2,7 @@
 // (../shared/protocol/LIBRARY.md section f: EchoMQ.Jobs @remove_job and @promote, EchoMQ.Metrics
 // @state_lookup), and a reading of a queue's whole keyspace to compare two runs by.
 import type { Admin } from './admin.js';
+import { CLAIM, COMPLETE, GCLAIM, PROMOTE, REAP, RETRY } from '../../soak/library/scripts.js';
 import type { CommandCaller } from './consumer.js';
 
 // KEYS[1] row, [2] pending, [3] active, [4] schedule, [5] dead, [6] emq:{q}:de:<did>; ARGV[1] id, ARGV[2] did or ''
@@ -22,33 +23,8 @@ end
 redis.call('DEL', jk, jk .. ':logs')
 return 1`;
 
-// KEYS[1] schedule, KEYS[2] pending; ARGV[1] emq:{q}:, ARGV[2] batch
-export const SEED_PROMOTE = `local p = ARGV[1]
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
-for _, id in ipairs(due) do
-  redis.call('ZREM', KEYS[1], id)
-  local jk = p .. 'job:' .. id
-  local g = redis.call('HGET', jk, 'group')
-  if g then
-    local lane = p .. 'g:' .. g .. ':pending'
-    redis.call('ZADD', lane, 0, id)
-    if redis.call('SISMEMBER', p .. 'paused', g) == 0 then
-      local lim = redis.call('HGET', p .. 'glimit', g)
-      local act = tonumber(redis.call('HGET', p .. 'gactive', g) or '0')
-      if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
-        redis.call('RPUSH', p .. 'ring', g)
-        redis.call('LPUSH', p .. 'wake', '1')
-        redis.call('LTRIM', p .. 'wake', 0, 63)
-      end
-    end
-  else
-    redis.call('ZADD', KEYS[2], 0, id)
-  end
-  redis.call('HSET', jk, 'state', 'pending')
-end
-return #due`;
+// KEYS[1] schedule, KEYS[2] pending; ARGV[1] emq:{q}:, ARGV[2] batch: the library's @promote (soak/library/scripts.ts)
+export const SEED_PROMOTE = PROMOTE;
 
 // KEYS[1] pending, [2] active, [3] schedule, [4] dead, [5] the row; ARGV[1] id
 export const SEED_STATE_LOOKUP = `local id = ARGV[1]
@@ -119,10 +95,9 @@ export async function wipe(admin: Admin, queue: string): Promise<void> {
 
 // Admin (54570722691) and Lanes (54627295966) control verbs, @counts (54998517730), and the
 // consumer verbs a queue is driven through (Jobs 54494128534, Lanes): each called by
-// libraryVerbs with the keys and arguments its Elixir function builds. @retry is restated
-// without its flow arms (ARGV[7] is nil for a job outside a flow, so they never run here); the
-// group branch @complete and @retry share, the ring rule of @reap, and the ring entry with a
-// wake are written once (the same commands, the same writes in the same order).
+// libraryVerbs with the keys and arguments its Elixir function builds. The consumer verbs'
+// texts are the soak's restatement (soak/library/scripts.ts: @claim, @gclaim, @complete,
+// @retry, @promote, @reap, byte for byte); the ring entry with a wake is written once here.
 
 /** The library's ring entry with a wake, as each of its verbs writes it (text for a seed). */
 const push = (ring: string, g: string, wake: string) => `redis.call('RPUSH', ${ring}, ${g})
@@ -193,123 +168,6 @@ if redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 0 then
 end
 return 1`;
 
-const SEED_CLAIM = `local popped = redis.call('ZPOPMIN', KEYS[1])
-if #popped == 0 then return {} end
-local id = popped[1]
-local jk = ARGV[1] .. id
-local att = redis.call('HINCRBY', jk, 'attempts', 1)
-redis.call('HSET', jk, 'state', 'active')
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
-return {id, redis.call('HGET', jk, 'payload'), att}`;
-
-const SEED_GCLAIM = `local g = redis.call('LMOVE', KEYS[1], KEYS[1], 'LEFT', 'RIGHT')
-if not g then return {} end
-local lane = ARGV[1] .. 'g:' .. g .. ':pending'
-local popped = redis.call('ZPOPMIN', lane)
-if #popped == 0 then
-  redis.call('LREM', KEYS[1], 0, g)
-  return {}
-end
-local id = popped[1]
-local jk = ARGV[1] .. 'job:' .. id
-local att = redis.call('HINCRBY', jk, 'attempts', 1)
-redis.call('HSET', jk, 'state', 'active')
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
-local act = redis.call('HINCRBY', ARGV[1] .. 'gactive', g, 1)
-local lim = redis.call('HGET', ARGV[1] .. 'glimit', g)
-if lim and act >= tonumber(lim) then
-  redis.call('LREM', KEYS[1], 0, g)
-elseif redis.call('ZCARD', lane) == 0 then
-  redis.call('LREM', KEYS[1], 0, g)
-end
-return {id, redis.call('HGET', jk, 'payload'), att, g}`;
-
-// the group branch of each: the ring rule after a job leaves active (complete, retry)
-const GROUP_RELEASE = `local g = redis.call('HGET', KEYS[ROW], 'group')
-local was_active = redis.call('ZREM', KEYS[1], ARGV[1])
-if g then
-  local lane = p .. 'g:' .. g .. ':pending'
-  if was_active == 1 then
-    local act = redis.call('HINCRBY', p .. 'gactive', g, -1)
-    if act <= 0 then redis.call('HDEL', p .. 'gactive', g) end
-    if redis.call('SISMEMBER', p .. 'paused', g) == 0 and redis.call('ZCARD', lane) > 0 then
-      local lim = redis.call('HGET', p .. 'glimit', g)
-      if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
-        ${push("p .. 'ring'", 'g', "p .. 'wake'")}
-      end
-    end
-  else
-    redis.call('ZREM', lane, ARGV[1])
-    if redis.call('ZCARD', lane) == 0 then redis.call('LREM', p .. 'ring', 0, g) end
-  end
-else
-  if was_active == 0 then redis.call('ZREM', p .. 'pending', ARGV[1]) end
-end`;
-
-const SEED_COMPLETE = `local att = redis.call('HGET', KEYS[2], 'attempts')
-if not att then return 0 end
-if att ~= ARGV[2] then
-  return redis.error_reply('EMQSTALE complete token mismatch')
-end
-local p = ARGV[3]
-${GROUP_RELEASE.replace('KEYS[ROW]', 'KEYS[2]')}
-redis.call('DEL', KEYS[2])
-redis.call('HINCRBY', p .. 'metrics:completed', 'count', 1)
-return 1`;
-
-const SEED_RETRY = `local att = redis.call('HGET', KEYS[4], 'attempts')
-if not att then return redis.error_reply('EMQSTALE job gone') end
-if att ~= ARGV[2] then
-  return redis.error_reply('EMQSTALE retry token mismatch')
-end
-local p = ARGV[6]
-${GROUP_RELEASE.replace('KEYS[ROW]', 'KEYS[4]')}
-redis.call('HSET', KEYS[4], 'last_error', ARGV[5])
-if tonumber(att) >= tonumber(ARGV[4]) then
-  redis.call('HSET', KEYS[4], 'state', 'dead')
-  redis.call('ZADD', KEYS[3], 0, ARGV[1])
-  redis.call('HINCRBY', p .. 'metrics:failed', 'count', 1)
-  return 'dead'
-end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-redis.call('HSET', KEYS[4], 'state', 'scheduled')
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
-return 'scheduled'`;
-
-// the ring rule after a job enters its lane (promote, reap)
-const RING_AFTER_ADD = `if redis.call('SISMEMBER', p .. 'paused', g) == 0 then
-  local lim = redis.call('HGET', p .. 'glimit', g)
-  if (not lim or act < tonumber(lim)) and not redis.call('LPOS', p .. 'ring', g) then
-    ${push("p .. 'ring'", 'g', "p .. 'wake'")}
-  end
-end`;
-
-const SEED_REAP = `local p = ARGV[1]
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local exp = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)
-for _, id in ipairs(exp) do
-  redis.call('ZREM', KEYS[1], id)
-  local jk = p .. 'job:' .. id
-  local g = redis.call('HGET', jk, 'group')
-  if g then
-    local act = redis.call('HINCRBY', p .. 'gactive', g, -1)
-    if act <= 0 then redis.call('HDEL', p .. 'gactive', g) end
-    local lane = p .. 'g:' .. g .. ':pending'
-    redis.call('ZADD', lane, 0, id)
-    ${RING_AFTER_ADD}
-  else
-    redis.call('ZADD', KEYS[2], 0, id)
-  end
-  redis.call('HSET', jk, 'state', 'pending')
-end
-return #exp`;
-
 /** The library's verbs on one queue, each with the keys and arguments its Elixir function sends. */
 export function libraryVerbs(admin: CommandCaller, queue: string) {
   const p = `emq:{${queue}}:`;
@@ -336,7 +194,7 @@ export function libraryVerbs(admin: CommandCaller, queue: string) {
     /** Jobs.claim/3 (the queue's pause flag first): [id, payload, attempts] or null. */
     async claim(leaseMs = 30_000): Promise<[string, string, number] | null> {
       if ((await admin.call('HGET', k('meta'), 'paused')) !== null) return null;
-      const reply = (await run(SEED_CLAIM, [k('pending'), k('active')], k('job:'), String(leaseMs))) as unknown[];
+      const reply = (await run(CLAIM, [k('pending'), k('active')], k('job:'), String(leaseMs))) as unknown[];
       if (reply.length === 0) return null;
       const [id, payload, att] = reply as [Buffer, Buffer, number];
       return [String(id), String(payload), Number(att)];
@@ -344,18 +202,18 @@ export function libraryVerbs(admin: CommandCaller, queue: string) {
     /** Lanes.claim/3 (the queue's pause flag first): [id, payload, attempts, group] or null. */
     async gclaim(leaseMs = 30_000): Promise<[string, string, number, string] | null> {
       if ((await admin.call('HGET', k('meta'), 'paused')) !== null) return null;
-      const reply = (await run(SEED_GCLAIM, [k('ring'), k('active')], p, String(leaseMs))) as unknown[];
+      const reply = (await run(GCLAIM, [k('ring'), k('active')], p, String(leaseMs))) as unknown[];
       if (reply.length === 0) return null;
       const [id, payload, att, g] = reply as [Buffer, Buffer, number, Buffer];
       return [String(id), String(payload), Number(att), String(g)];
     },
     /** Jobs.complete/4 of a job outside a flow. */
-    complete: (id: string, token: number) => run(SEED_COMPLETE, [k('active'), k(`job:${id}`)], id, String(token), p),
+    complete: (id: string, token: number) => run(COMPLETE, [k('active'), k(`job:${id}`)], id, String(token), p),
     /** Jobs.retry/7 of a job outside a flow. */
     retry: (id: string, token: number, delayMs: number, max: number) =>
-      run(SEED_RETRY, [k('active'), k('schedule'), k('dead'), k(`job:${id}`)], id, String(token), String(delayMs), String(max), 'boom', p),
+      run(RETRY, [k('active'), k('schedule'), k('dead'), k(`job:${id}`)], id, String(token), String(delayMs), String(max), 'boom', p),
     /** Jobs.promote/3 and Jobs.reap/2. */
     promote: (batch = 100) => run(SEED_PROMOTE, [k('schedule'), k('pending')], p, String(batch)),
-    reap: () => run(SEED_REAP, [k('active'), k('pending')], p),
+    reap: () => run(REAP, [k('active'), k('pending')], p),
   };
 }
