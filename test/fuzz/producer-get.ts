@@ -26,6 +26,13 @@ export const getArb: fc.Arbitrary<GetCase> = fc.record({
   extra: extraHeaderArb,
 });
 
+/** The same JSON object, whatever the order of its keys. */
+function sameJson(got: unknown, want: Record<string, unknown>): boolean {
+  if (typeof got !== 'object' || got === null) return false;
+  const keys = Object.keys(got);
+  return keys.length === Object.keys(want).length && keys.every((k) => JSON.stringify((got as Record<string, unknown>)[k]) === JSON.stringify(want[k]));
+}
+
 export function planGet(c: GetCase): Plan {
   const q0 = param(c.queue.seg);
   const id = idOf(c.id, q0);
@@ -52,8 +59,10 @@ export function planGet(c: GetCase): Plan {
       valkey: true,
       async check(ans) {
         if (c.head) return;
-        if (JSON.stringify(ans.json) !== JSON.stringify({ id, queue: g.q, state, attempts: 0 }))
-          violation(base, ans, `expected {id, queue, state: ${state}, attempts: 0}`);
+        // a child names its parent (and the parent's queue when another): where it waits
+        const want = flowRow.kind === 'child' ? { parent: flowRow.parent, ...(flowRow.parentQueue !== undefined && { parentQueue: flowRow.parentQueue }) } : {};
+        if (!sameJson(ans.json, { id, queue: g.q, state, attempts: 0, ...want }))
+          violation(base, ans, `expected ${JSON.stringify({ id, queue: g.q, state, attempts: 0, ...want })}`);
         reach(`get 200 a flow ${flowRow.kind}`);
       },
     };
@@ -69,8 +78,16 @@ export function planGet(c: GetCase): Plan {
     valkey: true,
     async check(ans) {
       if (c.head) return;
-      if (JSON.stringify(ans.json) !== JSON.stringify({ id, queue: g.q, state, attempts: 0 }))
-        violation(base, ans, `expected {id, queue, state: ${state}, attempts: 0}`);
+      // where it waits: its lane, and its due time (the schedule's score) when scheduled
+      const want = {
+        id,
+        queue: g.q,
+        state,
+        attempts: 0,
+        ...(place.group !== undefined && { group: place.group }),
+        ...(place.due !== undefined && { runAt: place.due }),
+      };
+      if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want)}`);
       if (state === 'scheduled') reach('get 200 scheduled');
     },
   };
