@@ -13,6 +13,18 @@ import { type BatchCase, type ItemV, batchArb, placedItemArb, planBatch } from '
 import { type GetCase, getArb, planGet } from './producer-get.js';
 import { type HookCase, hookArb, planHook } from './producer-hooks.js';
 import { type FlowCase, flowArb, planFlow } from './producer-flows.js';
+import {
+  type GroupCtlCase,
+  type JobCtlCase,
+  type QueueCtlCase,
+  groupCtlArb,
+  jobCtlArb,
+  planGroupCtl,
+  planJobCtl,
+  planQueueCtl,
+  queueCtlArb,
+} from './producer-control.js';
+import { type SchedCase, planSched, schedArb } from './producer-schedules.js';
 
 // ---------------------------------------------------------------- producer: any other request
 
@@ -66,7 +78,7 @@ function planOther(c: OtherCase): Plan {
   };
 }
 
-export type ProducerCase = JobsCase | BatchCase | GetCase | HookCase | FlowCase | OtherCase;
+export type ProducerCase = JobsCase | BatchCase | GetCase | HookCase | FlowCase | OtherCase | JobCtlCase | QueueCtlCase | GroupCtlCase | SchedCase;
 export function planProducer(c: ProducerCase): Plan {
   switch (c.t) {
     case 'jobs':
@@ -81,6 +93,14 @@ export function planProducer(c: ProducerCase): Plan {
       return planFlow(c);
     case 'other':
       return planOther(c);
+    case 'job-ctl':
+      return planJobCtl(c);
+    case 'queue-ctl':
+      return planQueueCtl(c);
+    case 'group-ctl':
+      return planGroupCtl(c);
+    case 'sched':
+      return planSched(c);
   }
 }
 export const producerArb: fc.Arbitrary<ProducerCase> = fc.oneof(
@@ -132,6 +152,35 @@ export const placementArb: fc.Arbitrary<ProducerCase> = fc.oneof(
   { weight: 6, arbitrary: placedJobsArb },
   { weight: 3, arbitrary: placedBatchArb },
   { weight: 1, arbitrary: placedGetArb },
+);
+
+// ---------------------------------------------------------------- the control fuzz: jobs, queues, lanes, repeatables
+
+/** Tokens that may enqueue and those that may not (ctlsome: read and control), for the jobs the control routes then act on. */
+const ctlJobAuthArb = fc.constantFrom<AuthV>(
+  { t: 'ok', who: 'ctl' },
+  { t: 'ok', who: 'ctl' },
+  { t: 'ok', who: 'ctl' },
+  { t: 'ok', who: 'all' },
+  { t: 'ok', who: 'ctlsome' },
+  { t: 'ok', who: 'enq' },
+);
+/**
+ * The control and schedule routes (./producer-control.ts, ./producer-schedules.ts), with placed
+ * and keyed jobs to act on (their keys the control token's: a DELETE with one frees it) and
+ * reads of the jobs they acted on.
+ */
+export const controlArb: fc.Arbitrary<ProducerCase> = fc.oneof(
+  { weight: 5, arbitrary: jobCtlArb },
+  { weight: 2, arbitrary: queueCtlArb },
+  { weight: 3, arbitrary: groupCtlArb },
+  { weight: 6, arbitrary: schedArb },
+  {
+    weight: 3,
+    arbitrary: placedJobsArb.map((c): ProducerCase => ({ ...c, auth: c.auth.t === 'ok' && c.auth.who === 'some' ? { t: 'ok', who: 'ctl' } : c.auth })),
+  },
+  { weight: 2, arbitrary: fc.tuple(placedJobsArb, ctlJobAuthArb).map(([c, auth]): ProducerCase => ({ ...c, auth })) },
+  { weight: 1, arbitrary: fc.tuple(placedGetArb, ctlJobAuthArb).map(([c, auth]): ProducerCase => ({ ...c, auth })) },
 );
 
 // ---------------------------------------------------------------- the bugs this fuzz found, replayed first on every run

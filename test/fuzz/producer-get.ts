@@ -87,10 +87,16 @@ export function planGet(c: GetCase): Plan {
   };
 }
 
-/** The same JSON object, its keys in any order (one level: the answers here are flat). */
-export function sameJson(got: unknown, want: Record<string, unknown>): boolean {
-  if (typeof got !== 'object' || got === null || Array.isArray(got)) return false;
-  const g = got as Record<string, unknown>;
-  const keys = Object.keys(want);
-  return Object.keys(g).length === keys.length && keys.every((k) => Object.hasOwn(g, k) && JSON.stringify(g[k]) === JSON.stringify(want[k]));
-}
+/** A JSON value as text with every object's keys sorted: equal texts, the same value. */
+const canon = (v: unknown): string =>
+  Array.isArray(v)
+    ? `[${v.map(canon).join(',')}]`
+    : typeof v === 'object' && v !== null
+      ? `{${Object.keys(v)
+          .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`
+      : JSON.stringify(v);
+/** The same JSON value, object keys in any order. */
+export const sameJson = (got: unknown, want: unknown): boolean => canon(got) === canon(want);

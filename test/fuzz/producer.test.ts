@@ -1,14 +1,16 @@
 // The fuzz of the producer Worker's endpoints (POST jobs, POST batch, POST flows, GET a job,
 // POST a webhook, anything else), Valkey up; then lanes and the schedule (Emq-Group, Emq-Delay,
-// Emq-Not-Before, a batch item's group, delay, notBefore); then flows (valid, hostile, sent again). Setup and the oracle: ./setup.ts,
+// Emq-Not-Before, a batch item's group, delay, notBefore); then flows (valid, hostile, sent again);
+// then the control and schedule routes, on a second Worker over the gateway's control token,
+// with tokens with and without `control`. Setup and the oracle: ./setup.ts,
 // ./oracle.ts; the placement rules and values: ./placement.ts.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUp, printTallies, statusesOf } from './oracle.js';
-import { PLACEMENT_EXAMPLES, PRODUCER_EXAMPLES, placementArb, planProducer, producerArb, type ProducerCase } from './producer-cases.js';
+import { PLACEMENT_EXAMPLES, PRODUCER_EXAMPLES, controlArb, placementArb, planProducer, producerArb, type ProducerCase } from './producer-cases.js';
 import { FLOW_EXAMPLES, flowsArb } from './producer-flows.js';
 import { printReached, reachedOf } from './placement.js';
-import { RUNS, alive, budget, params, producerUrl, startParts, stopParts } from './setup.js';
+import { RUNS, alive, budget, controlUrl, params, producerUrl, startControlWorker, startParts, stopParts } from './setup.js';
 
 describe(`fuzz the producer Worker (FUZZ_RUNS=${RUNS})`, () => {
   beforeAll(startParts, 120_000);
@@ -113,5 +115,20 @@ describe(`fuzz the producer Worker (FUZZ_RUNS=${RUNS})`, () => {
       }
     },
     budget(RUNS * 3),
+  );
+
+  it(
+    'the producer Worker: the control routes (a job, a queue, a lane) and the repeatables, tokens with and without control, hostile ids, names, durations, bodies and queries',
+    async () => {
+      await startControlWorker();
+      await fc.assert(
+        fc.asyncProperty(controlArb, async (c) => {
+          await runUp(planProducer(c), controlUrl, 'up', true);
+        }),
+        params(RUNS * 6),
+      );
+      await alive('after the control fuzz');
+    },
+    budget(RUNS * 6, 30_000),
   );
 });
