@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { headerJunk, headersOf, hostileId, printable, validId, type Alter } from './arbitraries.js';
 import { jk, model, type FlowRow } from './model.js';
-import { QUEUE_RULE, checkRow, expectOf, param, trimHttp, violation, type Req } from './oracle.js';
+import { QUEUE_RULE, checkRow, expectOf, param, trimHttp, violation, type Plan, type Req } from './oracle.js';
 import type { Answer } from '../support/answer.js';
 import { CAN, TOKEN_OF, WT, admin, type Capability, type Who } from './setup.js';
 
@@ -236,3 +236,33 @@ export function readJson(body: Uint8Array): { value: unknown } | undefined {
 }
 /** A JSON object (not an array, not null). */
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A request with the caller's Authorization, and a JSON body when it has one (a PUT's). */
+export function jsonReq(method: string, path: string, auth: string | undefined, extra: [string, string] | undefined, body?: Buffer): Req {
+  const type = body === undefined ? undefined : 'application/json';
+  return {
+    method,
+    path,
+    headers: headersOf(
+      [
+        ['Authorization', auth],
+        ['Content-Type', type],
+      ],
+      extra,
+    ),
+    ...(body === undefined ? {} : { body }),
+  };
+}
+/** A plan Valkey's state answers with `status`: whether it writes, and the 2xx's check against Valkey (which tells the model). */
+export const answered = (
+  base: { label: string; req: Req; service: 'producer' },
+  status: number,
+  writes: boolean | 'maybe',
+  check: NonNullable<Plan['check']>,
+): Plan => ({
+  ...base,
+  status,
+  valkey: true,
+  writes: () => writes,
+  check,
+});

@@ -44,6 +44,8 @@ import {
   keyOf,
   readJson,
   ctlSegArb,
+  answered,
+  jsonReq,
 } from './producer-common.js';
 
 type Base = { label: string; req: Req; service: 'producer' };
@@ -63,12 +65,21 @@ function gated(base: Base, auth: string | undefined, seg: string, needs: Capabil
 
 // ---------------------------------------------------------------- one job: DELETE, PATCH, POST …/promote
 
-/** Mostly jobs the model holds (of the queue when it has some), else fresh or hostile ids. */
-export const ctlIdArb: fc.Arbitrary<IdV> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ t: fc.constant('known' as const), n: fc.nat(), alt: validId }) },
+/** A job id: one the model holds (of the queue when it has some; `due`: a scheduled one), else fresh or hostile. */
+export type CtlIdV = IdV | { t: 'due'; n: number; alt: string };
+export const ctlIdArb: fc.Arbitrary<CtlIdV> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ t: fc.constant('known' as const), n: fc.nat(), alt: validId }) },
+  { weight: 4, arbitrary: fc.record({ t: fc.constant('due' as const), n: fc.nat(), alt: validId }) },
   { weight: 1, arbitrary: validId.map((id) => ({ t: 'fresh' as const, id })) },
   { weight: 2, arbitrary: hostileId.map((value) => ({ t: 'raw' as const, value })) },
 );
+/** The id a case names: a scheduled job of the queue for `due` (else any it knows). */
+function ctlIdOf(v: CtlIdV, queue: string): string {
+  if (v.t !== 'due') return idOf(v, queue);
+  const due = [...model.places].filter(([k, p]) => p.due !== undefined && k.startsWith(`${queue} `)).map(([k]) => k.slice(queue.length + 1));
+  return due.length > 0 ? due[v.n % due.length]! : idOf({ t: 'known', n: v.n, alt: v.alt }, queue);
+}
+
 /** A new due time's duration: mostly valid, admission's hostile ones, and the ones the brief names. */
 const ctlDelayArb: fc.Arbitrary<DelayV> = fc.oneof(
   { weight: 3, arbitrary: fc.tuple(fc.nat(3_600), fc.constantFrom('ms', 's', 'm')).map(([n, u]) => ({ t: 'raw' as const, text: `${n}${u}` })) },
@@ -86,7 +97,7 @@ export interface JobCtlCase {
   verb: 'delete' | 'patch' | 'promote';
   auth: AuthV;
   queue: Seg;
-  id: IdV;
+  id: CtlIdV;
   /** DELETE's Idempotency-Key. */
   key: KeyV | undefined;
   /** PATCH's Emq-Delay and Emq-Not-Before, and which it sends. */
@@ -115,7 +126,7 @@ const METHOD = { delete: 'DELETE', patch: 'PATCH', promote: 'POST' } as const;
 
 export function planJobCtl(c: JobCtlCase): Plan {
   const q0 = param(c.queue.seg);
-  const id = idOf(c.id, q0);
+  const id = ctlIdOf(c.id, q0);
   const idSeg = c.id.t === 'raw' ? encodeURIComponent(id) : id;
   const path = `/v1/queues/${c.queue.seg}/jobs/${idSeg}${c.verb === 'promote' ? '/promote' : ''}`;
   const auth = authHeader(c.auth);
@@ -173,31 +184,25 @@ function planDelete(base: Base, q: string, id: string, mk: string | undefined): 
   const place = model.placeOf(q, id);
   const state = place.due === undefined ? 'pending' : 'scheduled';
   const freed = mk !== undefined && model.idem.get(mk)?.id === id;
-  return {
-    ...base,
-    status: 200,
-    valkey: true,
-    writes: () => true,
-    async check(ans) {
-      if (!sameJson(ans.json, { id, queue: q, verdict: 'removed', state })) violation(base, ans, `expected {id, queue, verdict: removed, state: ${state}}`);
-      const key = (suffix: string) => `emq:{${q}}:${suffix}`;
-      const left = await Promise.all([
-        admin.call('EXISTS', key(`job:${id}`)),
-        admin.text('ZSCORE', key('pending'), id),
-        admin.text('ZSCORE', key('schedule'), id),
-        place.group === undefined ? null : admin.text('ZSCORE', key(`g:${place.group}:pending`), id),
-      ]);
-      if (Number(left[0]) !== 0 || left.slice(1).some((s) => s != null)) violation(base, ans, `${id} is still in ${q}: ${JSON.stringify(left)}`);
-      model.removeJob(q, id);
-      if (freed) model.idem.delete(mk!);
-      // a lane emptied leaves the ring
-      if (place.group !== undefined && place.due === undefined && model.lanePending(q, place.group) === 0) {
-        if ((await admin.text('LPOS', key('ring'), place.group)) != null) violation(base, ans, `the emptied lane ${place.group} is still on ${q}'s ring`);
-        reach('delete 200 the lane emptied');
-      }
-      reach(`delete 200 ${state}${place.group === undefined ? '' : ', laned'}${freed ? ', its key freed' : ''}`);
-    },
-  };
+  return answered(base, 200, true, async (ans) => {
+    if (!sameJson(ans.json, { id, queue: q, verdict: 'removed', state })) violation(base, ans, `expected {id, queue, verdict: removed, state: ${state}}`);
+    const key = (suffix: string) => `emq:{${q}}:${suffix}`;
+    const left = await Promise.all([
+      admin.call('EXISTS', key(`job:${id}`)),
+      admin.text('ZSCORE', key('pending'), id),
+      admin.text('ZSCORE', key('schedule'), id),
+      place.group === undefined ? null : admin.text('ZSCORE', key(`g:${place.group}:pending`), id),
+    ]);
+    if (Number(left[0]) !== 0 || left.slice(1).some((s) => s != null)) violation(base, ans, `${id} is still in ${q}: ${JSON.stringify(left)}`);
+    model.removeJob(q, id);
+    if (freed) model.idem.delete(mk!);
+    // a lane emptied leaves the ring
+    if (place.group !== undefined && place.due === undefined && model.lanePending(q, place.group) === 0) {
+      if ((await admin.text('LPOS', key('ring'), place.group)) != null) violation(base, ans, `the emptied lane ${place.group} is still on ${q}'s ring`);
+      reach('delete 200 the lane emptied');
+    }
+    reach(`delete 200 ${state}${place.group === undefined ? '' : ', laned'}${freed ? ', its key freed' : ''}`);
+  });
 }
 
 function planPromote(base: Base, q: string, id: string): Plan {
@@ -209,22 +214,16 @@ function planPromote(base: Base, q: string, id: string): Plan {
     reach('promote 409 not_scheduled');
     return refuse(base, 409, 'not_scheduled', true);
   }
-  return {
-    ...base,
-    status: 200,
-    valkey: true,
-    writes: () => true,
-    async check(ans) {
-      if (!sameJson(ans.json, { id, queue: q, verdict: 'promoted' })) violation(base, ans, 'expected {id, queue, verdict: promoted}');
-      // due now: in its lane (on the ring unless paused) or in pending, at score 0; the row pending
-      const now = { group: place.group };
-      model.places.set(jk(q, id), now);
-      await checkRow(base, ans, q, id, model.jobs.get(jk(q, id))!, expectOf(now));
-      reach(
-        `promote 200${place.group === undefined ? '' : ', laned'}${place.group !== undefined && model.laneOf(q, place.group).paused ? ', its lane paused' : ''}`,
-      );
-    },
-  };
+  return answered(base, 200, true, async (ans) => {
+    if (!sameJson(ans.json, { id, queue: q, verdict: 'promoted' })) violation(base, ans, 'expected {id, queue, verdict: promoted}');
+    // due now: in its lane (on the ring unless paused) or in pending, at score 0; the row pending
+    const now = { group: place.group };
+    model.places.set(jk(q, id), now);
+    await checkRow(base, ans, q, id, model.jobs.get(jk(q, id))!, expectOf(now));
+    reach(
+      `promote 200${place.group === undefined ? '' : ', laned'}${place.group !== undefined && model.laneOf(q, place.group).paused ? ', its lane paused' : ''}`,
+    );
+  });
 }
 
 function planPatch(base: Base, q: string, id: string, placed: { at?: number | undefined; inMs?: number | undefined }, sent: number): Plan {
@@ -236,25 +235,19 @@ function planPatch(base: Base, q: string, id: string, placed: { at?: number | un
   }
   // ZADD XX of the score it has writes nothing
   const writes = placed.at === undefined ? 'maybe' : placed.at !== place.due;
-  return {
-    ...base,
-    status: 200,
-    valkey: true,
-    writes: () => writes,
-    async check(ans) {
-      const done = Date.now();
-      const runAt = (ans.json as { runAt?: unknown } | undefined)?.runAt;
-      if (typeof runAt !== 'number' || !sameJson(ans.json, { id, queue: q, verdict: 'rescheduled', runAt }))
-        violation(base, ans, 'expected {id, queue, verdict: rescheduled, runAt}');
-      // Emq-Not-Before exactly; Emq-Delay from Valkey's clock while the request ran
-      const [lo, hi] = placed.at !== undefined ? [placed.at, placed.at] : [sent + placed.inMs! - 2, done + placed.inMs! + 2];
-      if (runAt < lo || runAt > hi) violation(base, ans, `runAt ${runAt} is not in [${lo}, ${hi}]`);
-      const now = { group: place.group, due: runAt };
-      model.places.set(jk(q, id), now);
-      await checkRow(base, ans, q, id, model.jobs.get(jk(q, id))!, expectOf(now));
-      reach(`patch 200 rescheduled ${placed.at === undefined ? 'in' : 'at'}`);
-    },
-  };
+  return answered(base, 200, writes, async (ans) => {
+    const done = Date.now();
+    const runAt = (ans.json as { runAt?: unknown } | undefined)?.runAt;
+    if (typeof runAt !== 'number' || !sameJson(ans.json, { id, queue: q, verdict: 'rescheduled', runAt }))
+      violation(base, ans, 'expected {id, queue, verdict: rescheduled, runAt}');
+    // Emq-Not-Before exactly; Emq-Delay from Valkey's clock while the request ran
+    const [lo, hi] = placed.at !== undefined ? [placed.at, placed.at] : [sent + placed.inMs! - 2, done + placed.inMs! + 2];
+    if (runAt < lo || runAt > hi) violation(base, ans, `runAt ${runAt} is not in [${lo}, ${hi}]`);
+    const now = { group: place.group, due: runAt };
+    model.places.set(jk(q, id), now);
+    await checkRow(base, ans, q, id, model.jobs.get(jk(q, id))!, expectOf(now));
+    reach(`patch 200 rescheduled ${placed.at === undefined ? 'in' : 'at'}`);
+  });
 }
 
 // ---------------------------------------------------------------- a queue: GET, POST …/pause, …/resume
@@ -343,7 +336,7 @@ export function planQueueCtl(c: QueueCtlCase): Plan {
       : `/${c.verb}`;
   const path = `/v1/queues/${c.queue.seg}${tail}`;
   const auth = authHeader(c.auth);
-  const req: Req = { method: c.verb === 'get' ? 'GET' : 'POST', path, headers: headersOf([['Authorization', auth]], c.extra) };
+  const req = jsonReq(c.verb === 'get' ? 'GET' : 'POST', path, auth, c.extra);
   const base: Base = { label: `producer ${req.method} /v1/queues/:queue${c.verb === 'get' ? '' : `/${c.verb}`}`, req, service: 'producer' };
   if (!intact(path) || c.queue.seg === '') return unrouted(base);
   const g = gated(base, auth, c.queue.seg, c.verb === 'get' ? 'read' : 'control');
@@ -379,17 +372,11 @@ export function planQueueCtl(c: QueueCtlCase): Plan {
   }
   // the read's type gate: the wrong-type queue's pending key is a string
   if (q === WT) return refuse(base, 409, 'conflict', true);
-  return {
-    ...base,
-    status: 200,
-    valkey: true,
-    writes: () => false,
-    async check(ans) {
-      const want = queueView(q, count, cursor);
-      if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want).slice(0, 800)}`);
-      reach(`queue 200 read${want.groups.length > 0 ? ', with groups' : ''}${want.cursor === undefined ? '' : ', a page of more'}`);
-    },
-  };
+  return answered(base, 200, false, async (ans) => {
+    const want = queueView(q, count, cursor);
+    if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want).slice(0, 800)}`);
+    reach(`queue 200 read${want.groups.length > 0 ? ', with groups' : ''}${want.cursor === undefined ? '' : ', a page of more'}`);
+  });
 }
 
 // ---------------------------------------------------------------- a lane: GET and PUT …/groups/:group
@@ -478,18 +465,7 @@ export function planGroupCtl(c: GroupCtlCase): Plan {
   const path = `/v1/queues/${c.queue.seg}/groups/${gseg}`;
   const auth = authHeader(c.auth);
   const body = docBytes(c.body);
-  const req: Req = {
-    method: c.verb === 'get' ? 'GET' : 'PUT',
-    path,
-    headers: headersOf(
-      [
-        ['Authorization', auth],
-        ['Content-Type', c.verb === 'put' ? 'application/json' : undefined],
-      ],
-      c.extra,
-    ),
-    ...(c.verb === 'put' ? { body } : {}),
-  };
+  const req = jsonReq(c.verb === 'get' ? 'GET' : 'PUT', path, auth, c.extra, c.verb === 'put' ? body : undefined);
   const base: Base = { label: `producer ${req.method} /v1/queues/:queue/groups/:group`, req, service: 'producer' };
   if (!intact(path) || c.queue.seg === '' || gseg === '') return unrouted(base);
   const g = gated(base, auth, c.queue.seg, c.verb === 'get' ? 'read' : 'control');
@@ -501,17 +477,11 @@ export function planGroupCtl(c: GroupCtlCase): Plan {
     return refuse(base, 400, 'invalid_group');
   }
   if (c.verb === 'get') {
-    return {
-      ...base,
-      status: 200,
-      valkey: true,
-      writes: () => false,
-      async check(ans) {
-        const want = laneView(q, group);
-        if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want)}`);
-        reach(`group 200 read${want.pending > 0 ? ', a lane with jobs' : ''}`);
-      },
-    };
+    return answered(base, 200, false, async (ans) => {
+      const want = laneView(q, group);
+      if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want)}`);
+      reach(`group 200 read${want.pending > 0 ? ', a lane with jobs' : ''}`);
+    });
   }
   const change = changeRule(body);
   if ('refused' in change) {
@@ -522,22 +492,16 @@ export function planGroupCtl(c: GroupCtlCase): Plan {
   // HSET writes always; SADD and SREM only when they change the set
   const writes =
     change.limit !== undefined || change.weight !== undefined || (change.paused === true && !was.paused) || (change.paused === false && was.paused);
-  return {
-    ...base,
-    status: 200,
-    valkey: true,
-    writes: () => writes,
-    async check(ans) {
-      model.lanes.set(jk(q, group), {
-        limit: change.limit ?? was.limit,
-        weight: change.weight ?? was.weight,
-        paused: change.paused ?? was.paused,
-      });
-      const want = laneView(q, group);
-      if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want)}`);
-      const ringed = (await admin.text('LPOS', `emq:{${q}}:ring`, group)) != null;
-      if (ringed !== want.ringed) violation(base, ans, `the ring ${ringed ? 'holds' : 'lacks'} ${group}`);
-      reach(`group 200 set${change.paused === undefined ? '' : change.paused ? ', paused' : ', resumed'}${want.pending > 0 ? ', a lane with jobs' : ''}`);
-    },
-  };
+  return answered(base, 200, writes, async (ans) => {
+    model.lanes.set(jk(q, group), {
+      limit: change.limit ?? was.limit,
+      weight: change.weight ?? was.weight,
+      paused: change.paused ?? was.paused,
+    });
+    const want = laneView(q, group);
+    if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want)}`);
+    const ringed = (await admin.text('LPOS', `emq:{${q}}:ring`, group)) != null;
+    if (ringed !== want.ringed) violation(base, ans, `the ring ${ringed ? 'holds' : 'lacks'} ${group}`);
+    reach(`group 200 set${change.paused === undefined ? '' : change.paused ? ', paused' : ', resumed'}${want.pending > 0 ? ', a lane with jobs' : ''}`);
+  });
 }

@@ -4,7 +4,6 @@
 // the model of the registry (every registration's period, template and exact score), and every
 // 2xx is checked against Valkey's registry and record.
 import fc from 'fast-check';
-import { headersOf } from './arbitraries.js';
 import { jk, model, type Repeatable } from './model.js';
 import { B64_RULE, intact, param, violation, type Plan, type Req } from './oracle.js';
 import { delayRule, reach } from './placement.js';
@@ -25,6 +24,8 @@ import {
   isObject,
   readJson,
   ctlSegArb,
+  answered,
+  jsonReq,
 } from './producer-common.js';
 
 /** A paused registration's score: this plus its next run (docs/api.md). */
@@ -37,8 +38,9 @@ const NAME_RULE = /^[A-Za-z0-9._-]{1,255}$/;
 
 /** Names the fuzz reuses (registered, then read, moved, cancelled, registered again). */
 const NAME_POOL = ['daily', 'a', 'x.y_z-1', 'N'.repeat(255), '0', '-', '_.', 'a..b'];
-export type NameV = { t: 'pool'; n: number } | { t: 'text'; text: string } | { t: 'seg'; seg: string };
+export type NameV = { t: 'pool'; n: number } | { t: 'held'; n: number } | { t: 'text'; text: string } | { t: 'seg'; seg: string };
 export const nameArb: fc.Arbitrary<NameV> = fc.oneof(
+  { weight: 6, arbitrary: fc.nat().map((n) => ({ t: 'held' as const, n })) },
   { weight: 8, arbitrary: fc.nat(NAME_POOL.length - 1).map((n) => ({ t: 'pool' as const, n })) },
   { weight: 2, arbitrary: fc.stringMatching(/^[A-Za-z0-9._-]{1,40}$/).map((text) => ({ t: 'text' as const, text })) },
   {
@@ -52,7 +54,14 @@ export const nameArb: fc.Arbitrary<NameV> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constantFrom('%', '%ZZ', '%2F', 'daily%2e', '%64aily', '%E2%82').map((seg) => ({ t: 'seg' as const, seg })) },
 );
-const nameSeg = (v: NameV) => (v.t === 'seg' ? v.seg : encodeURIComponent(v.t === 'pool' ? NAME_POOL[v.n]! : v.text));
+/** A registration the model holds in the queue (`held`; else a pooled name), a pooled name, any other, or a raw segment. */
+function nameSeg(v: NameV, queue: string): string {
+  if (v.t === 'seg') return v.seg;
+  if (v.t === 'text') return encodeURIComponent(v.text);
+  const held = [...model.repeats.keys()].filter((k) => k.startsWith(`${queue} `));
+  const name = v.t === 'held' && held.length > 0 ? held[v.n % held.length]!.slice(queue.length + 1) : NAME_POOL[v.n % NAME_POOL.length]!;
+  return encodeURIComponent(name);
+}
 
 /** A duration as JSON text: admission's syntax, mostly from a small pool (so that a PUT meets its own registration again). */
 const durationValue = fc.oneof(
@@ -200,7 +209,7 @@ const shown = (q: string, name: string, r: Repeatable) => ({ queue: q, name, eve
 
 export function planSched(c: SchedCase): Plan {
   const [method, tail, needs] = PATTERN[c.verb];
-  const seg = nameSeg(c.name);
+  const seg = nameSeg(c.name, param(c.queue.seg));
   const query =
     c.verb === 'list'
       ? [c.count === undefined ? '' : `count=${encodeURIComponent(c.count)}`, c.cursor === undefined ? '' : `cursor=${encodeURIComponent(c.cursor)}`]
@@ -212,18 +221,7 @@ export function planSched(c: SchedCase): Plan {
   const path = `/v1/queues/${c.queue.seg}/schedules${c.verb === 'list' ? '' : `/${seg}${tail}`}${query === '' ? '' : `?${query}`}`;
   const auth = authHeader(c.auth);
   const body = docBytes(c.body);
-  const req: Req = {
-    method,
-    path,
-    headers: headersOf(
-      [
-        ['Authorization', auth],
-        ['Content-Type', c.verb === 'put' ? 'application/json' : undefined],
-      ],
-      c.extra,
-    ),
-    ...(c.verb === 'put' ? { body } : {}),
-  };
+  const req = jsonReq(method, path, auth, c.extra, c.verb === 'put' ? body : undefined);
   const base: Base = {
     label: `producer ${method} /v1/queues/:queue/schedules${c.verb === 'list' ? '' : `/:name${tail}`}`,
     req,
@@ -243,34 +241,22 @@ export function planSched(c: SchedCase): Plan {
   if (c.verb === 'put') return planPut(base, q, name, body, held);
   if (!held) return refuse(base, 404, 'not_found', true);
   if (c.verb === 'get') {
-    return {
-      ...base,
-      status: 200,
-      valkey: true,
-      writes: () => false,
-      async check(ans) {
-        const t = held.template;
-        const utf8 = Buffer.from(t.toString('utf8'), 'utf8').equals(t);
-        const want = { ...shown(q, name, held), ...(c.template ? (utf8 ? { payload: t.toString('utf8') } : { payloadBase64: t.toString('base64') }) : {}) };
-        if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want).slice(0, 400)}`);
-        reach(`schedules 200 read${c.template ? ', with its template' : ''}${held.paused ? ', paused' : ''}`);
-      },
-    };
+    return answered(base, 200, false, async (ans) => {
+      const t = held.template;
+      const utf8 = Buffer.from(t.toString('utf8'), 'utf8').equals(t);
+      const want = { ...shown(q, name, held), ...(c.template ? (utf8 ? { payload: t.toString('utf8') } : { payloadBase64: t.toString('base64') }) : {}) };
+      if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want).slice(0, 400)}`);
+      reach(`schedules 200 read${c.template ? ', with its template' : ''}${held.paused ? ', paused' : ''}`);
+    });
   }
   if (c.verb === 'delete') {
-    return {
-      ...base,
-      status: 200,
-      valkey: true,
-      writes: () => true,
-      async check(ans) {
-        if (!sameJson(ans.json, { queue: q, name, verdict: 'cancelled' })) violation(base, ans, 'expected {queue, name, verdict: cancelled}');
-        const [score, record] = await Promise.all([admin.text('ZSCORE', `emq:{${q}}:repeat`, name), admin.call('EXISTS', `emq:{${q}}:repeat:${name}`)]);
-        if (score != null || Number(record) !== 0) violation(base, ans, `schedule ${name} of ${q} is still there`);
-        model.repeats.delete(jk(q, name));
-        reach('schedules 200 cancelled');
-      },
-    };
+    return answered(base, 200, true, async (ans) => {
+      if (!sameJson(ans.json, { queue: q, name, verdict: 'cancelled' })) violation(base, ans, 'expected {queue, name, verdict: cancelled}');
+      const [score, record] = await Promise.all([admin.text('ZSCORE', `emq:{${q}}:repeat`, name), admin.call('EXISTS', `emq:{${q}}:repeat:${name}`)]);
+      if (score != null || Number(record) !== 0) violation(base, ans, `schedule ${name} of ${q} is still there`);
+      model.repeats.delete(jk(q, name));
+      reach('schedules 200 cancelled');
+    });
   }
   return planMove(base, q, name, c.verb, held);
 }
@@ -287,26 +273,20 @@ function planPut(base: Base, q: string, name: string, body: Buffer, held: Repeat
     return refuse(base, 409, 'schedule_exists', true);
   }
   const verdict = held ? 'exists' : 'registered';
-  return {
-    ...base,
-    status: held ? 200 : 201,
-    valkey: true,
-    writes: () => !held,
-    async check(ans) {
-      const done = Date.now();
-      if (!sameJson(ans.json, { queue: q, name, verdict })) violation(base, ans, `expected {queue, name, verdict: ${verdict}}`);
-      reach(`schedules ${held ? '200 exists' : '201 registered'}`);
-      if (held) return;
-      // the library's record and registry member: its period and template exactly, first due firstIn from the producer's clock
-      const [score, record] = await Promise.all([admin.text('ZSCORE', `emq:{${q}}:repeat`, name), admin.hgetall(`emq:{${q}}:repeat:${name}`)]);
-      const next = Number(score);
-      if (score == null || next < sent + r.firstInMs || next > done + r.firstInMs)
-        violation(base, ans, `its score ${score} is not in [${sent + r.firstInMs}, ${done + r.firstInMs}]`);
-      if (record.every_ms?.toString() !== String(r.everyMs) || !record.template?.equals(r.template))
-        violation(base, ans, `its record is not {every_ms: ${r.everyMs}, template: the ${r.template.length} bytes sent}`);
-      model.repeats.set(jk(q, name), { everyMs: r.everyMs, template: r.template, next, paused: false });
-    },
-  };
+  return answered(base, held ? 200 : 201, !held, async (ans) => {
+    const done = Date.now();
+    if (!sameJson(ans.json, { queue: q, name, verdict })) violation(base, ans, `expected {queue, name, verdict: ${verdict}}`);
+    reach(`schedules ${held ? '200 exists' : '201 registered'}`);
+    if (held) return;
+    // the library's record and registry member: its period and template exactly, first due firstIn from the producer's clock
+    const [score, record] = await Promise.all([admin.text('ZSCORE', `emq:{${q}}:repeat`, name), admin.hgetall(`emq:{${q}}:repeat:${name}`)]);
+    const next = Number(score);
+    if (score == null || next < sent + r.firstInMs || next > done + r.firstInMs)
+      violation(base, ans, `its score ${score} is not in [${sent + r.firstInMs}, ${done + r.firstInMs}]`);
+    if (record.every_ms?.toString() !== String(r.everyMs) || !record.template?.equals(r.template))
+      violation(base, ans, `its record is not {every_ms: ${r.everyMs}, template: the ${r.template.length} bytes sent}`);
+    model.repeats.set(jk(q, name), { everyMs: r.everyMs, template: r.template, next, paused: false });
+  });
 }
 
 /** Where resume puts a paused registration at `now`: its next run when still ahead, else the first run of its period's grid at or after now. */
@@ -316,31 +296,25 @@ function planMove(base: Base, q: string, name: string, verb: 'pause' | 'resume' 
   const sent = Date.now();
   // pause and resume of one already so write nothing; run-now scores now (the same ms again: nothing)
   const writes = verb === 'pause' ? !held.paused : verb === 'resume' ? held.paused : 'maybe';
-  return {
-    ...base,
-    status: 200,
-    valkey: true,
-    writes: () => writes,
-    async check(ans) {
-      const done = Date.now();
-      const got = ans.json as { nextRunAt?: unknown } | undefined;
-      const next = got?.nextRunAt;
-      let after: Repeatable;
-      if (verb === 'pause') after = { ...held, paused: true };
-      else if (verb === 'resume' && !held.paused) after = held;
-      else {
-        const [lo, hi] = verb === 'resume' ? [resumedAt(held, sent), resumedAt(held, done)] : [sent, done];
-        if (typeof next !== 'number' || next < lo || next > hi) violation(base, ans, `nextRunAt is not in [${lo}, ${hi}]`);
-        after = { ...held, next: next as number, paused: false };
-      }
-      if (!sameJson(ans.json, shown(q, name, after))) violation(base, ans, `expected ${JSON.stringify(shown(q, name, after))}`);
-      // the score is all the Pump reads: paused, parked far ahead
-      const score = Number(await admin.text('ZSCORE', `emq:{${q}}:repeat`, name));
-      if (score !== (after.paused ? PAUSED + after.next : after.next)) violation(base, ans, `its score is ${score}`);
-      model.repeats.set(jk(q, name), after);
-      reach(`schedules 200 ${verb}${verb !== 'run-now' && held.paused === (verb === 'pause') ? ' again' : ''}`);
-    },
-  };
+  return answered(base, 200, writes, async (ans) => {
+    const done = Date.now();
+    const got = ans.json as { nextRunAt?: unknown } | undefined;
+    const next = got?.nextRunAt;
+    let after: Repeatable;
+    if (verb === 'pause') after = { ...held, paused: true };
+    else if (verb === 'resume' && !held.paused) after = held;
+    else {
+      const [lo, hi] = verb === 'resume' ? [resumedAt(held, sent), resumedAt(held, done)] : [sent, done];
+      if (typeof next !== 'number' || next < lo || next > hi) violation(base, ans, `nextRunAt is not in [${lo}, ${hi}]`);
+      after = { ...held, next: next as number, paused: false };
+    }
+    if (!sameJson(ans.json, shown(q, name, after))) violation(base, ans, `expected ${JSON.stringify(shown(q, name, after))}`);
+    // the score is all the Pump reads: paused, parked far ahead
+    const score = Number(await admin.text('ZSCORE', `emq:{${q}}:repeat`, name));
+    if (score !== (after.paused ? PAUSED + after.next : after.next)) violation(base, ans, `its score is ${score}`);
+    model.repeats.set(jk(q, name), after);
+    reach(`schedules 200 ${verb}${verb !== 'run-now' && held.paused === (verb === 'pause') ? ' again' : ''}`);
+  });
 }
 
 function planList(base: Base, q: string, count: string | undefined, cursor: string | undefined): Plan {
@@ -355,29 +329,23 @@ function planList(base: Base, q: string, count: string | undefined, cursor: stri
   }
   // a cursor no page answered: the walk from there (any page of these names)
   const started = cursor === undefined || /^0+$/.test(cursor);
-  return {
-    ...base,
-    status: 200,
-    valkey: true,
-    writes: () => false,
-    async check(ans) {
-      const j = ans.json as { queue?: unknown; schedules?: unknown; cursor?: unknown };
-      const views = Array.isArray(j?.schedules) ? (j.schedules as Array<{ name?: unknown }>) : undefined;
-      if (!isObject(j) || j.queue !== q || !views || Object.keys(j).some((k) => k !== 'queue' && k !== 'schedules' && k !== 'cursor'))
-        violation(base, ans, 'expected {queue, schedules, cursor?}');
-      if (j.cursor !== undefined && (typeof j.cursor !== 'string' || !/^[1-9][0-9]{0,19}$/.test(j.cursor)))
-        violation(base, ans, 'a cursor that is not 1 to 20 digits');
-      for (const v of views) {
-        const r = typeof v.name === 'string' ? model.repeats.get(jk(q, v.name)) : undefined;
-        if (!r || !sameJson(v, shown(q, v.name as string, r))) violation(base, ans, `a registration the model does not hold: ${JSON.stringify(v)}`);
-      }
-      const names = views.map((v) => v.name as string);
-      if ([...names].sort().join('\n') !== names.join('\n')) violation(base, ans, 'a page not sorted by name');
-      // a whole walk in one page: every registration
-      const mine = [...model.repeats.keys()].filter((k) => k.startsWith(`${q} `)).map((k) => k.slice(q.length + 1));
-      if (started && j.cursor === undefined && (mine.length !== names.length || mine.some((n) => !names.includes(n))))
-        violation(base, ans, `expected every registration of ${q}: ${mine.length}`);
-      reach(`schedules 200 listed${names.length > 0 ? '' : ', none'}${started ? '' : ', from a cursor'}`);
-    },
-  };
+  return answered(base, 200, false, async (ans) => {
+    const j = ans.json as { queue?: unknown; schedules?: unknown; cursor?: unknown };
+    const views = Array.isArray(j?.schedules) ? (j.schedules as Array<{ name?: unknown }>) : undefined;
+    if (!isObject(j) || j.queue !== q || !views || Object.keys(j).some((k) => k !== 'queue' && k !== 'schedules' && k !== 'cursor'))
+      violation(base, ans, 'expected {queue, schedules, cursor?}');
+    if (j.cursor !== undefined && (typeof j.cursor !== 'string' || !/^[1-9][0-9]{0,19}$/.test(j.cursor)))
+      violation(base, ans, 'a cursor that is not 1 to 20 digits');
+    for (const v of views) {
+      const r = typeof v.name === 'string' ? model.repeats.get(jk(q, v.name)) : undefined;
+      if (!r || !sameJson(v, shown(q, v.name as string, r))) violation(base, ans, `a registration the model does not hold: ${JSON.stringify(v)}`);
+    }
+    const names = views.map((v) => v.name as string);
+    if ([...names].sort().join('\n') !== names.join('\n')) violation(base, ans, 'a page not sorted by name');
+    // a whole walk in one page: every registration
+    const mine = [...model.repeats.keys()].filter((k) => k.startsWith(`${q} `)).map((k) => k.slice(q.length + 1));
+    if (started && j.cursor === undefined && (mine.length !== names.length || mine.some((n) => !names.includes(n))))
+      violation(base, ans, `expected every registration of ${q}: ${mine.length}`);
+    reach(`schedules 200 listed${names.length > 0 ? '' : ', none'}${started ? '' : ', from a cursor'}`);
+  });
 }

@@ -10,8 +10,8 @@
 // the configuration below, the model (model.ts), the oracle (oracle.ts), the arbitraries
 // (arbitraries.ts, producer-*.ts by endpoint, gateway-cases.ts).
 //
-// FUZZ_RUNS scales every phase (default 60, about 1,650 cases over the four files; `npm run
-// fuzz` runs 400, about 11,000); FUZZ_SEED replays a run.
+// FUZZ_RUNS scales every phase (default 60, about 2,000 cases over the four files, 390 of them
+// the control phase's; `npm run fuzz` runs 400, about 13,500); FUZZ_SEED replays a run.
 import { expect } from 'vitest';
 import '../workers/offline-env.js';
 import { startServer, type RunningServer } from '../../scripts/valkey.js';
