@@ -5,6 +5,7 @@ import { headerJunk, headersOf, hostileId, printable, validId, type Alter } from
 import { jk, model, type FlowRow } from './model.js';
 import { QUEUE_RULE, checkRow, expectOf, param, trimHttp, violation, type Plan, type Req } from './oracle.js';
 import type { Answer } from '../support/answer.js';
+import { reach } from './placement.js';
 import { CAN, TOKEN_OF, WT, admin, type Capability, type Who } from './setup.js';
 
 // ---------------------------------------------------------------- the producer: auth, queues, ids
@@ -252,6 +253,17 @@ export function jsonReq(method: string, path: string, auth: string | undefined, 
     ),
     ...(body === undefined ? {} : { body }),
   };
+}
+/** A plan's request and tally label. */
+export type Base = { label: string; req: Req; service: 'producer' };
+/** A refusal: its status and code, decided before Valkey (or, `valkey`, by it), nothing written. */
+export const refuse = (base: Base, status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
+/** The route's gates, in order (auth, capability, queue): the caller and queue, or the refusal's plan. */
+export function gated(base: Base, auth: string | undefined, seg: string, needs: Capability): { plan: Plan } | { who: Who; q: string } {
+  const g = gates(auth, seg, needs);
+  if (!('status' in g)) return g;
+  if (g.code === 'forbidden_action') reach(`control 403 forbidden_action (${needs})`);
+  return { plan: refuse(base, g.status, g.code) };
 }
 /** A plan Valkey's state answers with `status`: whether it writes, and the 2xx's check against Valkey (which tells the model). */
 export const answered = (

@@ -23,7 +23,7 @@ import {
   timeArb,
   timeValue,
 } from './placement.js';
-import { WT, admin, type Capability } from './setup.js';
+import { WT, admin } from './setup.js';
 import { sameJson } from './producer-get.js';
 import {
   type AuthV,
@@ -37,7 +37,6 @@ import {
   ctlAuthArb,
   docBytes,
   extraHeaderArb,
-  gates,
   idOf,
   isObject,
   keyArb,
@@ -45,23 +44,14 @@ import {
   readJson,
   ctlSegArb,
   answered,
+  gated,
   jsonReq,
+  refuse,
+  type Base,
 } from './producer-common.js';
 
-type Base = { label: string; req: Req; service: 'producer' };
-const refuse = (base: Base, status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
 /** A path the URL parser rewrites (a queue `..`), or a parameter left empty: another route (405) or none; any refusal, nothing written. */
 const unrouted = (base: Base): Plan => ({ ...base, valkey: undefined, writes: () => false });
-
-/** The route's gates, in order: auth, capability, queue; undefined when they pass. */
-function gated(base: Base, auth: string | undefined, seg: string, needs: Capability) {
-  const g = gates(auth, seg, needs);
-  if ('status' in g) {
-    if (g.code === 'forbidden_action') reach(`control 403 forbidden_action (${needs})`);
-    return { plan: refuse(base, g.status, g.code) };
-  }
-  return g;
-}
 
 // ---------------------------------------------------------------- one job: DELETE, PATCH, POST …/promote
 

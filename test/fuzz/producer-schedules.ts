@@ -5,7 +5,7 @@
 // 2xx is checked against Valkey's registry and record.
 import fc from 'fast-check';
 import { jk, model, type Repeatable } from './model.js';
-import { B64_RULE, intact, param, violation, type Plan, type Req } from './oracle.js';
+import { B64_RULE, intact, param, violation, type Plan } from './oracle.js';
 import { delayRule, reach } from './placement.js';
 import { MAX_PAYLOAD, admin, type Capability } from './setup.js';
 import { sameJson } from './producer-get.js';
@@ -20,12 +20,14 @@ import {
   ctlAuthArb,
   docBytes,
   extraHeaderArb,
-  gates,
   isObject,
   readJson,
   ctlSegArb,
   answered,
+  gated,
   jsonReq,
+  refuse,
+  type Base,
 } from './producer-common.js';
 
 /** A paused registration's score: this plus its next run (docs/api.md). */
@@ -192,8 +194,6 @@ function registrationRule(body: Uint8Array): { everyMs: number; firstInMs: numbe
 
 // ---------------------------------------------------------------- the plans
 
-type Base = { label: string; req: Req; service: 'producer' };
-const refuse = (base: Base, status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
 const PATTERN: Record<SchedVerb, [string, string, Capability]> = {
   put: ['PUT', '', 'control'],
   get: ['GET', '', 'read'],
@@ -228,8 +228,8 @@ export function planSched(c: SchedCase): Plan {
     service: 'producer',
   };
   if (!intact(path) || c.queue.seg === '' || (c.verb !== 'list' && seg === '')) return { ...base, valkey: undefined, writes: () => false };
-  const g = gates(auth, c.queue.seg, needs);
-  if ('status' in g) return refuse(base, g.status, g.code);
+  const g = gated(base, auth, c.queue.seg, needs);
+  if ('plan' in g) return g.plan;
   const { q } = g;
   if (c.verb === 'list') return planList(base, q, c.count, c.cursor);
   const name = param(seg);
