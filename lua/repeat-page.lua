@@ -7,7 +7,9 @@
 
   KEYS[1]  emq:{<queue>}:repeat   the registry (ZSET: name scored by next run)
 
-  ARGV[1]  <cursor>  0 to start, else the cursor the previous page answered: 1 to 20 digits
+  ARGV[1]  <cursor>  0 to start, else the cursor the previous page answered: 1 to 20 digits,
+                     at most 18446744073709551615 (ZSCAN's cursor is unsigned 64-bit; past
+                     it ZSCAN raises an error, which this gate answers as EMQLAYOUT first)
   ARGV[2]  <count>   ZSCAN's COUNT, a whole number from 1 to 1000: the work asked of this
                      call. A registry small enough for the server's compact encoding
                      (zset-max-listpack-entries, 128 by default) is answered whole
@@ -28,7 +30,9 @@
 
 local queue, refused = gate_keys(1, 1, 'repeat', 'exactly emq:{q}:repeat')
 if not queue then return refused end
-if #ARGV ~= 2 or not string.match(ARGV[1], '^[0-9]+$') or #ARGV[1] > 20 or whole(ARGV[2], 1, 1000) == nil then
+-- digits of one length compare as numbers: a 20-digit cursor past 2^64 - 1 is no cursor
+if #ARGV ~= 2 or not string.match(ARGV[1], '^[0-9]+$') or #ARGV[1] > 20 or (#ARGV[1] == 20 and ARGV[1] > '18446744073709551615')
+  or whole(ARGV[2], 1, 1000) == nil then
   return fail('EMQLAYOUT expected 2 arguments: a cursor (0, or 1 to 20 digits a page answered) and a count from 1 to 1000')
 end
 refused = gate_types(KEYS[1], 'zset')

@@ -74,7 +74,7 @@ export type { GroupedOnceOptions } from './lanes.js';
 export { FLOW_MAX_CHILDREN, addFlow } from './flow.js';
 export { cancelSchedule, pauseSchedule, registerSchedule, resumeSchedule, runScheduleNow } from './schedules.js';
 export type { RegisterOptions, RegisterVerdict } from './schedules.js';
-export { PAUSED_SCORE, SCHEDULE_PAGE_MAX, listSchedules, readSchedule } from './schedule-view.js';
+export { PAUSED_SCORE, SCHEDULE_PAGE_MAX, isScheduleCursor, listSchedules, readSchedule } from './schedule-view.js';
 export type { SchedulePage, ScheduleView } from './schedule-view.js';
 export type { FailurePolicy, FlowChildInput, FlowInput, FlowJob, FlowResult, PartlyLanded } from './flow.js';
 export { pauseQueue } from './queue-pause.js';

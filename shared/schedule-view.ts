@@ -9,6 +9,14 @@ import { repeatPageScript, repeatReadScript } from './scripts.js';
 
 /** A paused registration is scored PAUSED_SCORE + its next run (Unix ms): far past any real run, so the Pump never finds it due. */
 export const PAUSED_SCORE = 1_000_000_000_000_000;
+/** The largest cursor ZSCAN takes (an unsigned 64-bit number): past it the server answers an error, not a page. */
+const CURSOR_MAX = 18_446_744_073_709_551_615n;
+
+/** A registry page's cursor: 0, or the 1 to 20 digits a page answered, at most 2^64 - 1 (leading zeros as the server reads them). */
+export function isScheduleCursor(cursor: unknown): cursor is string {
+  return typeof cursor === 'string' && /^[0-9]{1,20}$/.test(cursor) && BigInt(cursor) <= CURSOR_MAX;
+}
+
 /** The most registrations one page asks the server to walk (ZSCAN's COUNT); 100 unless given. */
 export const SCHEDULE_PAGE_MAX = 1_000;
 
@@ -87,8 +95,8 @@ export async function listSchedules(
 ): Promise<SchedulePage> {
   validateQueue(queue);
   const { cursor = '0', count = 100 } = page;
-  if (typeof cursor !== 'string' || !/^[0-9]{1,20}$/.test(cursor)) {
-    throw new InvalidArgumentError('a schedules cursor is 0 or the 1 to 20 digits a page answered');
+  if (!isScheduleCursor(cursor)) {
+    throw new InvalidArgumentError('a schedules cursor is 0 or the 1 to 20 digits a page answered, at most 18446744073709551615');
   }
   if (!Number.isSafeInteger(count) || count < 1 || count > SCHEDULE_PAGE_MAX) {
     throw new InvalidArgumentError(`a schedules page's count is a whole number from 1 to ${SCHEDULE_PAGE_MAX}`);

@@ -113,5 +113,10 @@ describe.each(transports())('the schedule routes: $name', (transport) => {
     await refused(q, 403, 'forbidden_action', () => send('PUT', `/v1/queues/${q}/schedules/n`, { every: '1h', payload: 'x' }, READER));
     expect((await send('GET', `/v1/queues/${q}/schedules`, undefined, READER)).body).toEqual({ queue: q, schedules: [] });
     await refused(q, 400, 'invalid_query', () => send('GET', `/v1/queues/${q}/schedules?count=0`));
+    // found by the control fuzz: a 20-digit cursor past 2^64 - 1 reached ZSCAN, whose error answered 502 internal
+    for (const cursor of ['18446744073709551616', '99999999999999999999']) {
+      await refused(q, 400, 'invalid_query', () => send('GET', `/v1/queues/${q}/schedules?cursor=${cursor}`));
+    }
+    expect((await send('GET', `/v1/queues/${q}/schedules?cursor=18446744073709551615`)).status).toBe(200);
   });
 });

@@ -270,6 +270,8 @@ describe.each(targets)('schedules: $name', (target) => {
       [() => runScheduleNow(conn, q, '', T), InvalidArgumentError],
       [() => listSchedules(conn, q, { cursor: 'abc' }), InvalidArgumentError],
       [() => listSchedules(conn, q, { cursor: '1'.repeat(21) }), InvalidArgumentError],
+      // past ZSCAN's 64-bit cursor (the control fuzz's find: the server's error, not a refusal)
+      [() => listSchedules(conn, q, { cursor: '18446744073709551616' }), InvalidArgumentError],
       [() => listSchedules(conn, q, { count: 0 }), InvalidArgumentError],
       [() => listSchedules(conn, q, { count: 1001 }), InvalidArgumentError],
       [() => listSchedules(conn, 'a/b'), InvalidQueueError],
@@ -319,6 +321,8 @@ describe.each(targets)('schedules: $name', (target) => {
       [repeatReadScript.text, [reg, rec('a:b')], ['a:b', '0'], /EMQLAYOUT:? expected keys/],
       [repeatPageScript.text, [reg], ['-1', '10'], /EMQLAYOUT:? expected 2 arguments/],
       [repeatPageScript.text, [reg], ['0', '0'], /EMQLAYOUT:? expected 2 arguments/],
+      [repeatPageScript.text, [reg], ['18446744073709551616', '10'], /EMQLAYOUT:? expected 2 arguments/],
+      [repeatPageScript.text, [reg], ['99999999999999999999', '10'], /EMQLAYOUT:? expected 2 arguments/],
       [repeatPageScript.text, [reg, reg], ['0', '10'], /EMQLAYOUT:? KEYS/],
     ] as Array<[string, string[], string[], RegExp]>) {
       await expect(evalOf(text, keys, args), `${args.join(' ')}`).rejects.toThrow(error);

@@ -10,6 +10,7 @@
 // runs EchoMQ.Pump for the queue.
 import {
   cancelSchedule,
+  isScheduleCursor,
   listSchedules,
   pauseSchedule,
   readSchedule,
@@ -98,7 +99,8 @@ export async function getSchedules(call: Call, service: Service): Promise<Answer
   const given = request.query('count');
   const count = given === undefined ? undefined : /^[1-9][0-9]{0,3}$/.test(given) && Number(given) <= PAGE_MOST ? Number(given) : 0;
   if (count === 0) throw new Problem(400, 'invalid_query', `count must be a whole number from 1 to ${PAGE_MOST}`);
-  if (cursor !== undefined && !/^[0-9]{1,20}$/.test(cursor)) throw new Problem(400, 'invalid_query', 'cursor must be the cursor a page answered');
+  // ZSCAN's cursor is 64-bit: a larger one is the server's error, not a page (a 502 before)
+  if (cursor !== undefined && !isScheduleCursor(cursor)) throw new Problem(400, 'invalid_query', 'cursor must be the cursor a page answered');
   const page = await listSchedules(via(call, service, queue), queue, { cursor, count });
   return json(call, 200, { queue, schedules: page.schedules.map((s) => shown(queue, s, false)), ...(page.cursor !== undefined && { cursor: page.cursor }) });
 }

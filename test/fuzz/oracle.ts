@@ -18,7 +18,7 @@
 //  payload bytes; a duplicate writes nothing; a webhook envelope gives the exact body back).
 import { ID_CEILING } from '../../shared/ids.js';
 import { answerOf, type Answer } from '../support/answer.js';
-import type { Place } from './model.js';
+import { model, type Place } from './model.js';
 import { RUNS, SEED, admin, adminBack, gw, last, resnap, same } from './setup.js';
 
 // a job id: a 14-byte branded id (base62 payload at most 2^63 - 1) of namespace JOB
@@ -327,8 +327,11 @@ export async function checkRow(plan: { req: Req }, ans: Ans, queue: string, id: 
   }
   if (group !== undefined) {
     if (flat !== null || scheduled !== null || lane !== 0) violation(plan, ans, `${id} is not in ${queue}'s lane ${group} alone at score 0 (${where})`);
-    // nothing pauses, limits or claims here: a lane with a job is on the ring
-    if ((await admin.text('LPOS', key('ring'), group)) == null) violation(plan, ans, `the group ${group} is not on ${queue}'s ring`);
+    // nothing claims here (a limit is at least 1, above the 0 claimed): a lane with a job is
+    // on the ring unless PUT …/groups/:group paused it
+    const paused = model.laneOf(queue, group).paused;
+    if (((await admin.text('LPOS', key('ring'), group)) == null) !== paused)
+      violation(plan, ans, `the group ${group} is ${paused ? 'on the ring, though paused' : 'not on the ring'} of ${queue}`);
     return { group };
   }
   if (flat !== 0 || scheduled !== null) violation(plan, ans, `${id} is not in ${queue}'s pending set alone at score 0 (${where})`);

@@ -13,6 +13,18 @@ import { type BatchCase, type ItemV, batchArb, placedItemArb, planBatch } from '
 import { type GetCase, getArb, planGet } from './producer-get.js';
 import { type HookCase, hookArb, planHook } from './producer-hooks.js';
 import { type FlowCase, flowArb, planFlow } from './producer-flows.js';
+import {
+  type GroupCtlCase,
+  type JobCtlCase,
+  type QueueCtlCase,
+  groupCtlArb,
+  jobCtlArb,
+  planGroupCtl,
+  planJobCtl,
+  planQueueCtl,
+  queueCtlArb,
+} from './producer-control.js';
+import { type SchedCase, planSched, schedArb } from './producer-schedules.js';
 
 // ---------------------------------------------------------------- producer: any other request
 
@@ -66,7 +78,7 @@ function planOther(c: OtherCase): Plan {
   };
 }
 
-export type ProducerCase = JobsCase | BatchCase | GetCase | HookCase | FlowCase | OtherCase;
+export type ProducerCase = JobsCase | BatchCase | GetCase | HookCase | FlowCase | OtherCase | JobCtlCase | QueueCtlCase | GroupCtlCase | SchedCase;
 export function planProducer(c: ProducerCase): Plan {
   switch (c.t) {
     case 'jobs':
@@ -81,6 +93,14 @@ export function planProducer(c: ProducerCase): Plan {
       return planFlow(c);
     case 'other':
       return planOther(c);
+    case 'job-ctl':
+      return planJobCtl(c);
+    case 'queue-ctl':
+      return planQueueCtl(c);
+    case 'group-ctl':
+      return planGroupCtl(c);
+    case 'sched':
+      return planSched(c);
   }
 }
 export const producerArb: fc.Arbitrary<ProducerCase> = fc.oneof(
@@ -132,6 +152,35 @@ export const placementArb: fc.Arbitrary<ProducerCase> = fc.oneof(
   { weight: 6, arbitrary: placedJobsArb },
   { weight: 3, arbitrary: placedBatchArb },
   { weight: 1, arbitrary: placedGetArb },
+);
+
+// ---------------------------------------------------------------- the control fuzz: jobs, queues, lanes, repeatables
+
+/** Tokens that may enqueue and those that may not (ctlsome: read and control), for the jobs the control routes then act on. */
+const ctlJobAuthArb = fc.constantFrom<AuthV>(
+  { t: 'ok', who: 'ctl' },
+  { t: 'ok', who: 'ctl' },
+  { t: 'ok', who: 'ctl' },
+  { t: 'ok', who: 'all' },
+  { t: 'ok', who: 'ctlsome' },
+  { t: 'ok', who: 'enq' },
+);
+/**
+ * The control and schedule routes (./producer-control.ts, ./producer-schedules.ts), with placed
+ * and keyed jobs to act on (their keys the control token's: a DELETE with one frees it) and
+ * reads of the jobs they acted on.
+ */
+export const controlArb: fc.Arbitrary<ProducerCase> = fc.oneof(
+  { weight: 5, arbitrary: jobCtlArb },
+  { weight: 2, arbitrary: queueCtlArb },
+  { weight: 3, arbitrary: groupCtlArb },
+  { weight: 6, arbitrary: schedArb },
+  {
+    weight: 3,
+    arbitrary: placedJobsArb.map((c): ProducerCase => ({ ...c, auth: c.auth.t === 'ok' && c.auth.who === 'some' ? { t: 'ok', who: 'ctl' } : c.auth })),
+  },
+  { weight: 2, arbitrary: fc.tuple(placedJobsArb, ctlJobAuthArb).map(([c, auth]): ProducerCase => ({ ...c, auth })) },
+  { weight: 1, arbitrary: fc.tuple(placedGetArb, ctlJobAuthArb).map(([c, auth]): ProducerCase => ({ ...c, auth })) },
 );
 
 // ---------------------------------------------------------------- the bugs this fuzz found, replayed first on every run
@@ -253,4 +302,128 @@ export const PLACEMENT_EXAMPLES: ProducerCase[] = [
       extra: undefined,
     },
   ]),
+];
+
+// ---------------------------------------------------------------- the control fuzz's walk through each verb, replayed first
+
+const CTL: AuthV = { t: 'ok', who: 'ctl' };
+const EXAMPLE_JOB = 'JOB0000000Ct1a';
+const jobCtl = (verb: JobCtlCase['verb'], over: Partial<JobCtlCase> = {}): ProducerCase => ({
+  t: 'job-ctl',
+  verb,
+  auth: CTL,
+  queue: { seg: 'fz-a.1' },
+  id: { t: 'fresh', id: EXAMPLE_JOB },
+  key: undefined,
+  delay: { t: 'raw', text: '2h' },
+  notBefore: { t: 'unix', when: { rel: 600_000 }, zeros: 0, number: false },
+  sends: 'delay',
+  group: undefined,
+  extra: undefined,
+  ...over,
+});
+const sched = (verb: SchedCase['verb'], over: Partial<SchedCase> = {}): ProducerCase => ({
+  t: 'sched',
+  verb,
+  auth: CTL,
+  queue: { seg: 'fz-a.1' },
+  name: { t: 'text', text: 'ctl-example' },
+  body: {
+    t: 'fields',
+    fields: [
+      ['every', '"1h"'],
+      ['payload', '"tick"'],
+    ],
+  },
+  count: undefined,
+  cursor: undefined,
+  template: true,
+  extra: undefined,
+  ...over,
+});
+const lane = (verb: GroupCtlCase['verb'], paused: boolean): ProducerCase => ({
+  t: 'group-ctl',
+  verb,
+  auth: CTL,
+  queue: { seg: 'fz-a.lane' },
+  group: { t: 'pool', n: 0 },
+  body: {
+    t: 'fields',
+    fields: [
+      ['paused', String(paused)],
+      ['limit', '3'],
+    ],
+  },
+  extra: undefined,
+});
+const queueCtl = (verb: QueueCtlCase['verb']): ProducerCase => ({
+  t: 'queue-ctl',
+  verb,
+  auth: CTL,
+  queue: { seg: 'fz-a.lane' },
+  count: '1',
+  cursor: undefined,
+  extra: undefined,
+});
+const keyedScheduled = (id: string): ProducerCase =>
+  plainJob({
+    auth: CTL,
+    id: { t: 'fresh', id },
+    key: { t: 'raw', value: 'ctl-example' },
+    place: { delay: { t: 'unit', unit: 'h', n: 1, edge: 'n', zeros: 0 } },
+  });
+
+/** Each verb once, in an order that reaches each outcome the control phase insists on (so that no seed misses one). */
+export const CONTROL_EXAMPLES: ProducerCase[] = [
+  keyedScheduled(EXAMPLE_JOB),
+  jobCtl('patch'),
+  jobCtl('patch', { sends: 'notBefore' }),
+  jobCtl('patch', { sends: 'both' }),
+  jobCtl('promote'),
+  jobCtl('promote'),
+  jobCtl('patch'),
+  jobCtl('delete', { auth: { t: 'ok', who: 'all' } }),
+  jobCtl('delete', { key: { t: 'raw', value: 'ctl-example' } }),
+  jobCtl('delete'),
+  // its key freed: the same key lands a new job
+  keyedScheduled('JOB0000000Ct1b'),
+  jobCtl('delete', { id: { t: 'fresh', id: 'JOB0000000Ct1b' } }),
+  lane('put', true),
+  { ...(lane('put', true) as GroupCtlCase), body: { t: 'raw', text: '{}' } },
+  { ...(queueCtl('get') as QueueCtlCase), count: '0' },
+  queueCtl('get'),
+  lane('get', true),
+  lane('put', false),
+  queueCtl('pause'),
+  queueCtl('resume'),
+  sched('put'),
+  sched('put'),
+  sched('put', {
+    body: {
+      t: 'fields',
+      fields: [
+        ['every', '"5m"'],
+        ['payload', '"tick"'],
+      ],
+    },
+  }),
+  sched('put', {
+    body: {
+      t: 'fields',
+      fields: [
+        ['every', '"0s"'],
+        ['payload', '"tick"'],
+      ],
+    },
+  }),
+  sched('get'),
+  sched('list'),
+  sched('pause'),
+  sched('resume'),
+  sched('run-now'),
+  sched('delete'),
+  sched('get'),
+  // the control fuzz's find: a cursor past ZSCAN's 2^64 - 1 answered 502
+  sched('list', { cursor: '18446744073709551616' }),
+  sched('put', { auth: { t: 'ok', who: 'all' } }),
 ];

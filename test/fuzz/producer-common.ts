@@ -3,9 +3,10 @@
 import fc from 'fast-check';
 import { headerJunk, headersOf, hostileId, printable, validId, type Alter } from './arbitraries.js';
 import { jk, model, type FlowRow } from './model.js';
-import { QUEUE_RULE, checkRow, expectOf, param, trimHttp, violation, type Req } from './oracle.js';
+import { QUEUE_RULE, checkRow, expectOf, param, trimHttp, violation, type Plan, type Req } from './oracle.js';
 import type { Answer } from '../support/answer.js';
-import { ALL, SOME, WT, admin, type Who } from './setup.js';
+import { reach } from './placement.js';
+import { CAN, TOKEN_OF, WT, admin, type Capability, type Who } from './setup.js';
 
 // ---------------------------------------------------------------- the producer: auth, queues, ids
 
@@ -14,24 +15,34 @@ export type AuthV =
   | { t: 'variant'; who: Who; scheme: string; sep: string; trail: string; alter: Alter }
   | { t: 'none' }
   | { t: 'raw'; value: string };
-export const authArb: fc.Arbitrary<AuthV> = fc.oneof(
-  { weight: 10, arbitrary: fc.record({ t: fc.constant('ok' as const), who: fc.constantFrom<Who>('all', 'all', 'some') }) },
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      t: fc.constant('variant' as const),
-      who: fc.constantFrom<Who>('all', 'some'),
-      scheme: fc.constantFrom('bearer', 'BEARER', 'Bearer', 'Token', 'Basic', 'Bearer:', ''),
-      sep: fc.constantFrom(' ', '  ', '\t', '', ' \t '),
-      trail: fc.constantFrom('', ' ', '\t', ' x', ','),
-      alter: fc.constantFrom<Alter>('none', 'none', 'append', 'chop', 'upper'),
-    }),
-  },
-  { weight: 1, arbitrary: fc.constant({ t: 'none' as const }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('raw' as const), value: printable }) },
+/** Auth headers: a token's (`ok` drawn from `whos`, `okWeight` in 15; altered ones from `altered`), none, or junk. */
+export const authArbOf = (whos: readonly Who[], altered: readonly Who[], okWeight = 10): fc.Arbitrary<AuthV> =>
+  fc.oneof(
+    { weight: okWeight, arbitrary: fc.record({ t: fc.constant('ok' as const), who: fc.constantFrom<Who>(...whos) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        t: fc.constant('variant' as const),
+        who: fc.constantFrom<Who>(...altered),
+        scheme: fc.constantFrom('bearer', 'BEARER', 'Bearer', 'Token', 'Basic', 'Bearer:', ''),
+        sep: fc.constantFrom(' ', '  ', '\t', '', ' \t '),
+        trail: fc.constantFrom('', ' ', '\t', ' x', ','),
+        alter: fc.constantFrom<Alter>('none', 'none', 'append', 'chop', 'upper'),
+      }),
+    },
+    { weight: 1, arbitrary: fc.constant({ t: 'none' as const }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('raw' as const), value: printable }) },
+  );
+/** The enqueue-and-read tokens' (every endpoint but the control routes). */
+export const authArb: fc.Arbitrary<AuthV> = authArbOf(['all', 'all', 'some'], ['all', 'some']);
+/** The control routes': tokens with control (of every queue, of some) and without (enqueue and read, enqueue alone). */
+export const ctlAuthArb: fc.Arbitrary<AuthV> = authArbOf(
+  ['ctl', 'ctl', 'ctl', 'ctl', 'ctl', 'ctl', 'ctlsome', 'ctlsome', 'all', 'some', 'enq'],
+  ['ctl', 'ctlsome'],
+  30,
 );
 
-export const tokenOf = (who: Who) => (who === 'all' ? ALL : SOME);
+export const tokenOf = (who: Who) => TOKEN_OF[who];
 export function authHeader(a: AuthV): string | undefined {
   if (a.t === 'none') return undefined;
   if (a.t === 'raw') return a.value;
@@ -44,10 +55,11 @@ export function authHeader(a: AuthV): string | undefined {
 function callerOf(header: string | undefined): Who | undefined {
   if (header === undefined) return undefined;
   const token = /^bearer[\t ]+(\S+)[\t ]*$/i.exec(trimHttp(header))?.[1];
-  return token === ALL ? 'all' : token === SOME ? 'some' : undefined;
+  return (Object.keys(TOKEN_OF) as Who[]).find((who) => TOKEN_OF[who] === token);
 }
-// fz-a.* is one segment under fz-a: fz-a.x, never fz-a.x.y (functions/producer/queue-patterns.ts)
-export const allows = (who: Who, q: string) => who === 'all' || /^fz-a\.[A-Za-z0-9_-]+$/.test(q) || q === 'fz-b';
+// fz-a.* is one segment under fz-a: fz-a.x, never fz-a.x.y (functions/producer/queue-patterns.ts);
+// the tokens of every queue: all, ctl, enq
+export const allows = (who: Who, q: string) => (who !== 'some' && who !== 'ctlsome') || /^fz-a\.[A-Za-z0-9_-]+$/.test(q) || q === 'fz-b';
 
 export interface Seg {
   seg: string;
@@ -70,6 +82,12 @@ export const segArb: fc.Arbitrary<Seg> = fc.oneof(
     weight: 1,
     arbitrary: fc.constantFrom('%', '%ZZ', '%FF', '%2F', '%2e%2E', '..', '.', '%2541', 'fz-b%00', 'fz-%61.1', '%E2%82', '').map((seg) => ({ seg })),
   },
+);
+
+/** The control routes' queues: mostly the clean ones (where the jobs are), else any. */
+export const ctlSegArb: fc.Arbitrary<Seg> = fc.oneof(
+  { weight: 5, arbitrary: fc.constantFrom(...CLEAN_QUEUES).map((seg) => ({ seg })) },
+  { weight: 1, arbitrary: segArb },
 );
 
 export type IdV = { t: 'fresh'; id: string } | { t: 'known'; n: number; alt: string } | { t: 'raw'; value: string } | { t: 'again'; n: number; alt: string };
@@ -124,10 +142,11 @@ export const extraHeaderArb = fc.option(
   { nil: undefined },
 );
 
-/** The producer's refusal for auth and queue, before anything route-specific. */
-export function gates(auth: string | undefined, seg: string): { status: number; code: string } | { who: Who; q: string } {
+/** The producer's refusal for auth, the route's capability and the queue, before anything route-specific. */
+export function gates(auth: string | undefined, seg: string, needs: Capability = 'enqueue'): { status: number; code: string } | { who: Who; q: string } {
   const who = callerOf(auth);
   if (!who) return { status: 401, code: 'unauthorized' };
+  if (!CAN[who].includes(needs)) return { status: 403, code: 'forbidden_action' };
   const q = param(seg);
   if (!QUEUE_RULE.test(q)) return { status: 400, code: 'invalid_queue' };
   if (!allows(who, q)) return { status: 403, code: 'forbidden_queue' };
@@ -190,3 +209,72 @@ export function postOf(path: string, auth: string | undefined, contentType: stri
     body,
   };
 }
+
+// ---------------------------------------------------------------- JSON bodies of the control routes
+
+/**
+ * A JSON body: an object written field by field (each value as JSON text, so a field may come
+ * twice and a number keep its literal form: `1e3`, `-0`, `1e309`), raw text, or bytes (not UTF-8).
+ */
+export type JsonDoc = { t: 'fields'; fields: Array<[string, string]> } | { t: 'raw'; text: string } | { t: 'bytes'; bytes: Uint8Array };
+export function docBytes(d: JsonDoc): Buffer {
+  if (d.t === 'bytes') return Buffer.from(d.bytes);
+  if (d.t === 'raw') return Buffer.from(d.text, 'utf8');
+  return Buffer.from(`{${d.fields.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`, 'utf8');
+}
+/** Raw bodies every JSON route must refuse or read as the JSON they are. */
+export const RAW_JSON = ['', '{', 'null', '[]', '"x"', '1', 'true', '{}', '{"a":1}x', '\ufeff{}', ' {} ', '[{}]', `${'['.repeat(500)}${']'.repeat(500)}`];
+/** Not UTF-8: a JSON object with a byte 0xFF in a string, or a lone continuation byte. */
+export const NOT_UTF8 = [Buffer.from('{"x":"\xff"}', 'latin1'), Buffer.from('{"a\x80":1}', 'latin1'), Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d, 0xc0])];
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** The body as UTF-8 JSON (a BOM is a character JSON refuses), or undefined. */
+export function readJson(body: Uint8Array): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(strictUtf8.decode(body)) };
+  } catch {
+    return undefined;
+  }
+}
+/** A JSON object (not an array, not null). */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A request with the caller's Authorization, and a JSON body when it has one (a PUT's). */
+export function jsonReq(method: string, path: string, auth: string | undefined, extra: [string, string] | undefined, body?: Buffer): Req {
+  const type = body === undefined ? undefined : 'application/json';
+  return {
+    method,
+    path,
+    headers: headersOf(
+      [
+        ['Authorization', auth],
+        ['Content-Type', type],
+      ],
+      extra,
+    ),
+    ...(body === undefined ? {} : { body }),
+  };
+}
+/** A plan's request and tally label. */
+export type Base = { label: string; req: Req; service: 'producer' };
+/** A refusal: its status and code, decided before Valkey (or, `valkey`, by it), nothing written. */
+export const refuse = (base: Base, status: number, code: string, valkey = false): Plan => ({ ...base, status, code, valkey, writes: () => false });
+/** The route's gates, in order (auth, capability, queue): the caller and queue, or the refusal's plan. */
+export function gated(base: Base, auth: string | undefined, seg: string, needs: Capability): { plan: Plan } | { who: Who; q: string } {
+  const g = gates(auth, seg, needs);
+  if (!('status' in g)) return g;
+  if (g.code === 'forbidden_action') reach(`control 403 forbidden_action (${needs})`);
+  return { plan: refuse(base, g.status, g.code) };
+}
+/** A plan Valkey's state answers with `status`: whether it writes, and the 2xx's check against Valkey (which tells the model). */
+export const answered = (
+  base: { label: string; req: Req; service: 'producer' },
+  status: number,
+  writes: boolean | 'maybe',
+  check: NonNullable<Plan['check']>,
+): Plan => ({
+  ...base,
+  status,
+  valkey: true,
+  writes: () => writes,
+  check,
+});

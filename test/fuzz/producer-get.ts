@@ -1,4 +1,5 @@
-// The producer fuzz: GET /v1/queues/:queue/jobs/:id, its cases and its plan.
+// The producer fuzz: GET /v1/queues/:queue/jobs/:id, its cases and its plan: the detail
+// (group, runAt, parent, parentQueue) as the model knows the job.
 import fc from 'fast-check';
 import { headersOf } from './arbitraries.js';
 import { jk, model } from './model.js';
@@ -26,13 +27,6 @@ export const getArb: fc.Arbitrary<GetCase> = fc.record({
   extra: extraHeaderArb,
 });
 
-/** The same JSON object, whatever the order of its keys. */
-function sameJson(got: unknown, want: Record<string, unknown>): boolean {
-  if (typeof got !== 'object' || got === null) return false;
-  const keys = Object.keys(got);
-  return keys.length === Object.keys(want).length && keys.every((k) => JSON.stringify((got as Record<string, unknown>)[k]) === JSON.stringify(want[k]));
-}
-
 export function planGet(c: GetCase): Plan {
   const q0 = param(c.queue.seg);
   const id = idOf(c.id, q0);
@@ -42,53 +36,67 @@ export function planGet(c: GetCase): Plan {
   const req: Req = { method: c.head ? 'HEAD' : 'GET', path, headers: headersOf([['Authorization', auth]], c.extra) };
   const base = { label: 'producer GET /v1/queues/:queue/jobs/:id', req, service: 'producer' as const, writes: () => false };
   if (!intact(path) || c.queue.seg === '' || idSeg === '') return { ...base, valkey: undefined };
-  const g = gates(auth, c.queue.seg);
+  const g = gates(auth, c.queue.seg, 'read');
   if ('status' in g) return { ...base, status: g.status, code: c.head ? undefined : g.code, valkey: false };
   if (!ID_RULE.test(param(idSeg))) return { ...base, status: 400, code: c.head ? undefined : 'invalid_id', valkey: false };
   // the wrong-type queue's pending key is a string: the state read refuses it (WRONGTYPE → 409)
   if (g.q === WT) return { ...base, status: 409, code: c.head ? undefined : 'conflict', valkey: true };
   const known = model.exists(g.q, id);
   if (!known) return { ...base, status: 404, code: c.head ? undefined : 'not_found', valkey: true };
-  // a flow's job: a child pending, a parent awaiting its children
+  // a flow's job: a child pending (its parent, and the parent's queue when another), a parent awaiting its children
   const flowRow = model.flowRows.get(jk(g.q, id));
   if (flowRow) {
     const state = flowRow.kind === 'parent' ? 'awaiting_children' : 'pending';
+    const want =
+      flowRow.kind === 'parent'
+        ? { id, queue: g.q, state, attempts: 0 }
+        : { id, queue: g.q, state, attempts: 0, parent: flowRow.parent, ...(flowRow.parentQueue === undefined ? {} : { parentQueue: flowRow.parentQueue }) };
     return {
       ...base,
       status: 200,
       valkey: true,
       async check(ans) {
         if (c.head) return;
-        // a child names its parent (and the parent's queue when another): where it waits
-        const want = flowRow.kind === 'child' ? { parent: flowRow.parent, ...(flowRow.parentQueue !== undefined && { parentQueue: flowRow.parentQueue }) } : {};
-        if (!sameJson(ans.json, { id, queue: g.q, state, attempts: 0, ...want }))
-          violation(base, ans, `expected ${JSON.stringify({ id, queue: g.q, state, attempts: 0, ...want })}`);
+        if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want)}`);
         reach(`get 200 a flow ${flowRow.kind}`);
       },
     };
   }
   // the state by the set that holds the id; a job waiting in its lane (in none of the sets)
-  // reads pending by its row: state pending and a group
+  // reads pending by its row: state pending and a group; its detail: the group, the due time
   const place = model.placeOf(g.q, id);
   if (place.due === undefined && place.group !== undefined) reach('get 200 a job in a lane');
   const state = place.due === undefined ? 'pending' : 'scheduled';
+  const want = {
+    id,
+    queue: g.q,
+    state,
+    attempts: 0,
+    ...(place.group === undefined ? {} : { group: place.group }),
+    ...(place.due === undefined ? {} : { runAt: place.due }),
+  };
   return {
     ...base,
     status: 200,
     valkey: true,
     async check(ans) {
       if (c.head) return;
-      // where it waits: its lane, and its due time (the schedule's score) when scheduled
-      const want = {
-        id,
-        queue: g.q,
-        state,
-        attempts: 0,
-        ...(place.group !== undefined && { group: place.group }),
-        ...(place.due !== undefined && { runAt: place.due }),
-      };
       if (!sameJson(ans.json, want)) violation(base, ans, `expected ${JSON.stringify(want)}`);
       if (state === 'scheduled') reach('get 200 scheduled');
     },
   };
 }
+
+/** A JSON value as text with every object's keys sorted: equal texts, the same value. */
+const canon = (v: unknown): string =>
+  Array.isArray(v)
+    ? `[${v.map(canon).join(',')}]`
+    : typeof v === 'object' && v !== null
+      ? `{${Object.keys(v)
+          .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`
+      : JSON.stringify(v);
+/** The same JSON value, object keys in any order. */
+export const sameJson = (got: unknown, want: unknown): boolean => canon(got) === canon(want);

@@ -135,6 +135,21 @@ function planJobsByModel(
   let expectId = id;
   let stored = body;
   let writes: boolean;
+  // a key whose job DELETE removed (without freeing the key) still answers that job, whatever
+  // the payload and lane: its row is gone, so nothing is compared
+  if (marker && model.gone.has(jk(q, marker.id))) {
+    return {
+      ...base,
+      status: 200,
+      valkey: true,
+      writes: () => false,
+      async check(ans) {
+        const j = ans.json as Record<string, unknown>;
+        if (j?.id !== marker.id || j.verdict !== 'duplicate' || j.queue !== q) violation(base, ans, `expected the removed job ${marker.id}, duplicate`);
+        reach('jobs 200 duplicate of a removed job, by its key');
+      },
+    };
+  }
   // a key reused with another payload, or another lane (the time is not compared), is another job
   if (marker && (marker.fp !== fp || marker.group !== group)) {
     reach(`jobs 422 reused key, another ${marker.fp !== fp ? 'payload' : 'group'}`);

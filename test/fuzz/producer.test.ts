@@ -1,14 +1,25 @@
 // The fuzz of the producer Worker's endpoints (POST jobs, POST batch, POST flows, GET a job,
 // POST a webhook, anything else), Valkey up; then lanes and the schedule (Emq-Group, Emq-Delay,
-// Emq-Not-Before, a batch item's group, delay, notBefore); then flows (valid, hostile, sent again). Setup and the oracle: ./setup.ts,
+// Emq-Not-Before, a batch item's group, delay, notBefore); then flows (valid, hostile, sent again);
+// then the control and schedule routes, on a second Worker over the gateway's control token,
+// with tokens with and without `control`. Setup and the oracle: ./setup.ts,
 // ./oracle.ts; the placement rules and values: ./placement.ts.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUp, printTallies, statusesOf } from './oracle.js';
-import { PLACEMENT_EXAMPLES, PRODUCER_EXAMPLES, placementArb, planProducer, producerArb, type ProducerCase } from './producer-cases.js';
+import {
+  CONTROL_EXAMPLES,
+  PLACEMENT_EXAMPLES,
+  PRODUCER_EXAMPLES,
+  controlArb,
+  placementArb,
+  planProducer,
+  producerArb,
+  type ProducerCase,
+} from './producer-cases.js';
 import { FLOW_EXAMPLES, flowsArb } from './producer-flows.js';
 import { printReached, reachedOf } from './placement.js';
-import { RUNS, alive, budget, params, producerUrl, startParts, stopParts } from './setup.js';
+import { RUNS, alive, budget, controlUrl, params, producerUrl, startControlWorker, startParts, stopParts } from './setup.js';
 
 describe(`fuzz the producer Worker (FUZZ_RUNS=${RUNS})`, () => {
   beforeAll(startParts, 120_000);
@@ -113,5 +124,56 @@ describe(`fuzz the producer Worker (FUZZ_RUNS=${RUNS})`, () => {
       }
     },
     budget(RUNS * 3),
+  );
+
+  it(
+    'the producer Worker: the control routes (a job, a queue, a lane) and the repeatables, tokens with and without control, hostile ids, names, durations, bodies and queries',
+    async () => {
+      await startControlWorker();
+      await fc.assert(
+        fc.asyncProperty(controlArb, async (c) => {
+          await runUp(planProducer(c), controlUrl, 'up', true);
+        }),
+        { ...params(RUNS * 6), examples: CONTROL_EXAMPLES.map((e) => [e] as [ProducerCase]) },
+      );
+      await alive('after the control fuzz');
+      // not vacuous: each verb's answer and each refusal was reached (the examples walk them all once)
+      for (const what of [
+        'control 403 forbidden_action (control)',
+        'delete 200 pending',
+        'delete 200 scheduled',
+        'delete 200 pending, its key freed',
+        'promote 200',
+        'promote 409 not_scheduled',
+        'patch 200 rescheduled in',
+        'patch 200 rescheduled at',
+        'patch 409 not_scheduled',
+        'patch 400 invalid_delay',
+        'group 200 set, paused',
+        'group 200 set, resumed',
+        'group 200 read',
+        'group 400 invalid_body',
+        'queue 200 read',
+        'queue 200 pause',
+        'queue 200 resume',
+        'queue 400 invalid_query',
+        'schedules 201 registered',
+        'schedules 200 exists',
+        'schedules 409 schedule_exists',
+        'schedules 400 invalid_body',
+        'schedules 200 read, with its template',
+        'schedules 200 listed',
+        'schedules 200 pause',
+        'schedules 200 resume',
+        'schedules 200 run-now',
+        'schedules 200 cancelled',
+        'schedules 400 invalid_query (cursor)',
+      ]) {
+        expect(reachedOf(what), `control: ${what}…`).toBeGreaterThan(0);
+      }
+      // (a flow's job, from the flows phase: at fewer runs it may go unpicked)
+      if (RUNS >= 60) expect(reachedOf('delete 409 job_in_flow'), 'control: delete 409 job_in_flow').toBeGreaterThan(0);
+    },
+    budget(RUNS * 6, 30_000),
   );
 });

@@ -10,8 +10,8 @@
 // the configuration below, the model (model.ts), the oracle (oracle.ts), the arbitraries
 // (arbitraries.ts, producer-*.ts by endpoint, gateway-cases.ts).
 //
-// FUZZ_RUNS scales every phase (default 60, about 1,650 cases over the four files; `npm run
-// fuzz` runs 400, about 11,000); FUZZ_SEED replays a run.
+// FUZZ_RUNS scales every phase (default 60, about 2,000 cases over the four files, 390 of them
+// the control phase's; `npm run fuzz` runs 400, about 13,500); FUZZ_SEED replays a run.
 import { expect } from 'vitest';
 import '../workers/offline-env.js';
 import { startServer, type RunningServer } from '../../scripts/valkey.js';
@@ -43,11 +43,28 @@ export const GW_MAX_PIPELINE = 1_000; // EMQ_GATEWAY_MAX_PIPELINE (a full batch 
 
 export const ALL = 'fuzz-all-token-0123456789abcdef';
 export const SOME = 'fuzz-some-token-0123456789abcdef';
+/** Tokens with and without `control` (EMQ_TOKENS' `can`; default enqueue and read): the control fuzz's. */
+export const CTL = 'fuzz-ctl-token-0123456789abcdef';
+export const CTL_SOME = 'fuzz-ctl-some-token-0123456789abcdef';
+export const ENQ = 'fuzz-enq-token-0123456789abcdef';
 const TOKENS = [
   { token: ALL, queues: ['*'], rawPrefixes: true },
   { token: SOME, queues: ['fz-a.*', 'fz-b'] },
+  { token: CTL, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] },
+  { token: CTL_SOME, queues: ['fz-a.*', 'fz-b'], can: ['read', 'control'] },
+  { token: ENQ, queues: ['*'], rawPrefixes: true, can: ['enqueue'] },
 ];
-export type Who = 'all' | 'some';
+export type Who = 'all' | 'some' | 'ctl' | 'ctlsome' | 'enq';
+export type Capability = 'enqueue' | 'read' | 'control';
+/** What each token may do (as TOKENS says). */
+export const CAN: Record<Who, readonly Capability[]> = {
+  all: ['enqueue', 'read'],
+  some: ['enqueue', 'read'],
+  ctl: ['enqueue', 'read', 'control'],
+  ctlsome: ['read', 'control'],
+  enq: ['enqueue'],
+};
+export const TOKEN_OF: Record<Who, string> = { all: ALL, some: SOME, ctl: CTL, ctlsome: CTL_SOME, enq: ENQ };
 
 /** A queue whose pending key is a string: every enqueue to it is refused (409), writing nothing. */
 export const WT = 'fz-wt';
@@ -90,13 +107,45 @@ let server: RunningServer;
 let valkeyPort: number;
 export let admin: Admin;
 export let gw: GatewayProcess;
-let worker: Awaited<ReturnType<typeof import('wrangler').unstable_startWorker>> | undefined;
+type Worker = Awaited<ReturnType<typeof import('wrangler').unstable_startWorker>>;
+let worker: Worker | undefined;
 export let producerUrl: string;
+/** The same Worker over the gateway's control token (the control and schedule routes need one): startControlWorker. */
+let controlWorker: Worker | undefined;
+export let controlUrl: string;
 let valkeyDown = false;
 /** The server's command table (COMMAND LIST), ASCII upper-cased: an admin command not in it is refused (400) unsent. */
 export let known = new Set<string>();
 
 const startValkey = (port?: number) => startServer(port === undefined ? {} : { port });
+
+/** The producer Worker in workerd over the gateway, with `restToken` as its EMQ_REST_TOKEN. */
+async function startWorker(restToken: string): Promise<Worker> {
+  const { unstable_startWorker } = await import('wrangler');
+  const started = await unstable_startWorker({
+    config: 'wrangler.toml',
+    bindings: {
+      EMQ_REST_URL: { type: 'plain_text', value: gw.url },
+      EMQ_REST_TOKEN: { type: 'secret_text', value: restToken },
+      EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify(TOKENS) },
+      EMQ_SOURCES: { type: 'secret_text', value: JSON.stringify(SOURCES) },
+      EMQ_MAX_PAYLOAD_BYTES: { type: 'plain_text', value: String(MAX_PAYLOAD) },
+      EMQ_MAX_BATCH_BYTES: { type: 'plain_text', value: String(MAX_BATCH) },
+      EMQ_REST_TIMEOUT_MS: { type: 'plain_text', value: '4000' },
+      EMQ_MAX_DELAY: { type: 'plain_text', value: MAX_DELAY },
+      EMQ_QUEUE_GROUPS: { type: 'plain_text', value: JSON.stringify(QUEUE_GROUPS) },
+    },
+    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: false, watch: false, logLevel: 'warn' },
+  });
+  await started.ready;
+  return started;
+}
+
+/** A second Worker, over the gateway's control token, in front of the same Valkey: the control fuzz's (stopParts stops it). */
+export async function startControlWorker() {
+  controlWorker = await startWorker(gw.control);
+  controlUrl = (await controlWorker.url).origin;
+}
 
 // ---------------------------------------------------------------- the seed
 
@@ -145,23 +194,7 @@ export async function startParts() {
     EMQ_GATEWAY_MAX_PIPELINE: String(GW_MAX_PIPELINE),
     EMQ_GATEWAY_TIMEOUT_MS: '1000',
   });
-  const { unstable_startWorker } = await import('wrangler');
-  worker = await unstable_startWorker({
-    config: 'wrangler.toml',
-    bindings: {
-      EMQ_REST_URL: { type: 'plain_text', value: gw.url },
-      EMQ_REST_TOKEN: { type: 'secret_text', value: gw.producer },
-      EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify(TOKENS) },
-      EMQ_SOURCES: { type: 'secret_text', value: JSON.stringify(SOURCES) },
-      EMQ_MAX_PAYLOAD_BYTES: { type: 'plain_text', value: String(MAX_PAYLOAD) },
-      EMQ_MAX_BATCH_BYTES: { type: 'plain_text', value: String(MAX_BATCH) },
-      EMQ_REST_TIMEOUT_MS: { type: 'plain_text', value: '4000' },
-      EMQ_MAX_DELAY: { type: 'plain_text', value: MAX_DELAY },
-      EMQ_QUEUE_GROUPS: { type: 'plain_text', value: JSON.stringify(QUEUE_GROUPS) },
-    },
-    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: false, watch: false, logLevel: 'warn' },
-  });
-  await worker.ready;
+  worker = await startWorker(gw.producer);
   producerUrl = (await worker.url).origin;
   await seed();
   // the detector detects: a write shows, and so does writing a value over itself; a read
@@ -180,6 +213,7 @@ export async function startParts() {
 
 /** Everything startParts started, stopped; the gateway's exit code (0 when it shut down cleanly). */
 export async function stopParts(): Promise<number | null | undefined> {
+  await controlWorker?.dispose();
   await worker?.dispose();
   admin?.close();
   const code = await gw?.stop();
