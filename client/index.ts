@@ -5,7 +5,7 @@
 // id (a node-id collision): the job is sent again under a fresh id, so it is never lost.
 import { createMinter, drawNode, remint, type Minter } from '../shared/ids.js';
 import { nodeId as nodeIdVar, nodePool } from '../shared/config/parse.js';
-import { toBase64 } from '../shared/base64.js';
+import { payloadField } from '../shared/base64.js';
 import { backoff, mayRetry } from '../shared/retry.js';
 
 export type { Payload, Verdict } from '../shared/enqueue.js';
@@ -89,20 +89,13 @@ export class ProducerError extends Error {
 }
 
 const RETRYABLE = new Set([502, 503, 504]);
-// ignoreBOM: true keeps a leading BOM as text; the default would drop those three bytes
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /** A batch item carrying the payload exactly: text when it is UTF-8, base64 otherwise. */
 function item(id: string, payload: Payload): Record<string, string> {
   if (typeof payload === 'string') {
     if (!payload.isWellFormed()) throw new TypeError('payload string has a lone surrogate; pass bytes instead');
     return { id, payload };
   }
-  try {
-    return { id, payload: strictUtf8.decode(payload) };
-  } catch {
-    return { id, payloadBase64: toBase64(payload) };
-  }
+  return { id, ...payloadField(payload) };
 }
 
 /** A 503's problem code, read from a clone so the body stays readable. */

@@ -19,3 +19,15 @@ export function fromBase64(text: string): Uint8Array | undefined {
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
 }
+
+// ignoreBOM: true keeps a leading BOM as text; the default would drop those three bytes
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Bytes as JSON carries a payload exactly: `payload`, its text when UTF-8, else `payloadBase64`. */
+export function payloadField(bytes: Uint8Array): { payload: string } | { payloadBase64: string } {
+  try {
+    return { payload: strictUtf8.decode(bytes) };
+  } catch {
+    return { payloadBase64: toBase64(bytes) };
+  }
+}

@@ -44,6 +44,9 @@ export interface ProducerCore {
   failed(request: RequestView, err: unknown): Answer;
 }
 
+/** A minter on the configured node id (EMQ_NODE_ID), else one drawn once from EMQ_NODE_IDS. */
+export const minterOf = ({ nodeId, nodePool }: Config): Minter => createMinter({ node: nodeId ?? drawNode(nodePool) });
+
 const BEARER = /^bearer\s+(\S+)\s*$/i;
 
 export function createProducerCore({ config, connection, regionOf, minter: given, caller: own, observe, precheck }: CoreOptions): ProducerCore {
@@ -61,10 +64,7 @@ export function createProducerCore({ config, connection, regionOf, minter: given
   const service: Service = {
     settings,
     mint() {
-      if (!minter) {
-        const { nodeId, nodePool } = settings();
-        minter = createMinter({ node: nodeId ?? drawNode(nodePool) });
-      }
+      minter ??= minterOf(settings());
       return minter();
     },
     regionOf: (queue) => regionOf?.(queue),

@@ -10,8 +10,8 @@
 // schedules (EMQ_CRONS) fire on its own timers (cron-timers.ts), logged and counted as requests.
 import { connectGlide, type GlideConnection } from '../../shared/connections/glide.js';
 import { connectNodeRest } from '../../shared/connections/rest-node.js';
-import { createMinter, drawNode, type Connection } from '../../shared/index.js';
-import { createProducerCore } from './core.js';
+import type { Connection } from '../../shared/index.js';
+import { createProducerCore, minterOf } from './core.js';
 import { producerListener } from './node-http.js';
 import { listen } from '../http/listen.js';
 import { flushLines, writeLine } from '../http/log-lines.js';
@@ -70,7 +70,7 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
   }
   const sinks: SummarySink[] = [requestLog({ app: 'producer', level: () => config.logLevel, write: writeLine })];
   if (metrics) sinks.push(metrics.sink);
-  const minter = createMinter({ node: config.nodeId ?? drawNode(config.nodePool) });
+  const minter = minterOf(config);
   const observer = metrics?.observer;
   const core = createProducerCore({ config: () => config, connection: () => connection, minter, observe: { observer, sinks } });
   const options = { config, connection: () => connection, mint: minter, observer, sinks };

@@ -7,17 +7,16 @@
 //   GET  /v1/queues/:queue/groups/:group   read: one group
 //   PUT  /v1/queues/:queue/groups/:group   control: {limit?, weight?, paused?} as @glimit,
 //                                          @gweight, @gpause / @gresume write them
-import { pauseQueue, queueInfo, readGroup, setGroup, validateGroup, type GroupChange } from '../../shared/index.js';
+import { QUEUE_INFO_PAGE, QUEUE_INFO_PAGE_MAX, pauseQueue, queueInfo, readGroup, setGroup, validateGroup, type GroupChange } from '../../shared/index.js';
 import { jsonOf } from './batch.js';
 import { json, type Answer, type Call, type Service } from './call.js';
 import { Problem } from './problem.js';
-import { requestBody, queueOf, via } from './queue-routes.js';
+import { pageCount, requestBody, queueOf, via } from './queue-routes.js';
 
 /** A group's settings body is small: three fields. */
 const MAX_SETTINGS_BYTES = 1_024;
 /** A limit or weight: a whole number the library's HSET takes and Lua's numbers hold exactly. */
 const MAX_SETTING = 2 ** 31 - 1;
-const PAGE = { default: 100, most: 1_000 };
 
 const PAUSED_NOTE = 'admission goes on while a queue is paused: only claims stop';
 
@@ -34,11 +33,8 @@ function groupOf(call: Call): string {
 
 export async function getQueue(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);
-  const { request } = call;
-  const given = request.query('count');
-  const count = given === undefined ? PAGE.default : /^[1-9][0-9]{0,3}$/.test(given) ? Number(given) : 0;
-  if (count < 1 || count > PAGE.most) throw new Problem(400, 'invalid_query', `count must be a whole number from 1 to ${PAGE.most}`);
-  const cursor = request.query('cursor');
+  const count = pageCount(call, QUEUE_INFO_PAGE_MAX, QUEUE_INFO_PAGE);
+  const cursor = call.request.query('cursor');
   if (cursor !== undefined) groupCursor(cursor);
   return json(call, 200, await queueInfo(via(call, service, queue), queue, { count, ...(cursor !== undefined && { cursor }) }));
 }

@@ -7,7 +7,7 @@
 //   GET  …/jobs/:id   → 200 {id, queue, state, attempts, group?, runAt?, parent?, parentQueue?, lastError?}
 //                     and with ?payload=1 the payload (as text, or base64 when not UTF-8) | 404
 import { BatchError, FLOW_MAX_CHILDREN, addFlow, admitMany, jobDetail, validateId, validateQueue, type FlowResult } from '../../shared/index.js';
-import { toBase64 } from '../../shared/base64.js';
+import { payloadField } from '../../shared/base64.js';
 import type { Connection } from '../../shared/index.js';
 import { scoped } from '../../shared/observe.js';
 import { TooLarge } from '../http/body.js';
@@ -23,6 +23,15 @@ export function idOf(call: Call): string {
   const id = call.request.param('id') ?? '';
   validateId(id);
   return id;
+}
+
+/** A page's `?count=`: a whole number from 1 to `most`, else 400 invalid_query; `fallback` when absent. */
+export function pageCount(call: Call, most: number, fallback: number): number {
+  const given = call.request.query('count');
+  if (given === undefined) return fallback;
+  const count = /^[1-9][0-9]{0,3}$/.test(given) ? Number(given) : 0;
+  if (count < 1 || count > most) throw new Problem(400, 'invalid_query', `count must be a whole number from 1 to ${most}`);
+  return count;
 }
 
 /** The route's queue, valid and allowed for this caller. */
@@ -108,17 +117,6 @@ export async function postFlow(call: Call, service: Service): Promise<Answer> {
   // the parent's job, under any mount prefix
   const location = `${call.request.path.replace(/\/flows$/, '/jobs')}/${parent.id}`;
   return json(call, created(verdict), { queue, parent: { id: parent.id }, children, verdict }, { Location: location });
-}
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** A payload as JSON carries it: its text when it is UTF-8, else its bytes in base64. */
-export function payloadField(bytes: Uint8Array): { payload: string } | { payloadBase64: string } {
-  try {
-    return { payload: strictUtf8.decode(bytes) };
-  } catch {
-    return { payloadBase64: toBase64(bytes) };
-  }
 }
 
 export async function getJob(call: Call, service: Service): Promise<Answer> {

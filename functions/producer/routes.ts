@@ -28,6 +28,7 @@ import { deleteJob, promote, reschedule } from './job-control-routes.js';
 import { getGroup, getQueue, pause, putGroup, resume } from './queue-control-routes.js';
 import { getJob, postBatch, postFlow, postJob } from './queue-routes.js';
 import { deleteSchedule, getSchedule, getSchedules, pauseRoute, putSchedule, resumeRoute, runNowRoute } from './schedule-routes.js';
+import type { Capability } from './tokens.js';
 import { postWebhook } from './webhook-route.js';
 import { scoped } from '../../shared/observe.js';
 
@@ -51,43 +52,40 @@ const notAllowed = async (call: Call): Promise<Answer> => {
   throw new Problem(405, 'not_allowed', `${call.request.method} is not allowed on ${call.request.path}`);
 };
 
-/** The repeatables' routes: reads need read, the rest control. */
-function schedules(): Route[] {
-  const one = '/v1/queues/:queue/schedules/:name';
-  const route = (method: Route['method'], pattern: string, needs: 'read' | 'control', handle: Route['handle']): Route => ({
-    method,
-    pattern,
-    name: pattern,
-    auth: true,
-    needs,
-    handle,
-  });
-  return [
-    route('GET', '/v1/queues/:queue/schedules', 'read', getSchedules),
-    route('GET', one, 'read', getSchedule),
-    route('PUT', one, 'control', putSchedule),
-    route('DELETE', one, 'control', deleteSchedule),
-    route('POST', `${one}/pause`, 'control', pauseRoute),
-    route('POST', `${one}/resume`, 'control', resumeRoute),
-    route('POST', `${one}/run-now`, 'control', runNowRoute),
-  ];
-}
+/** A route behind the caller's token, needing `needs`; its name (the log's and the metrics') is its pattern. */
+const queueRoute = (method: Route['method'], pattern: string, needs: Capability, handle: Route['handle']): Route => ({
+  method,
+  pattern,
+  name: pattern,
+  auth: true,
+  needs,
+  handle,
+});
+const job = '/v1/queues/:queue/jobs/:id';
+const group = '/v1/queues/:queue/groups/:group';
+const schedule = '/v1/queues/:queue/schedules/:name';
 
 export const ROUTES: readonly Route[] = [
-  { method: 'POST', pattern: '/v1/queues/:queue/jobs', name: '/v1/queues/:queue/jobs', auth: true, needs: 'enqueue', handle: postJob },
-  { method: 'POST', pattern: '/v1/queues/:queue/batch', name: '/v1/queues/:queue/batch', auth: true, needs: 'enqueue', handle: postBatch },
-  { method: 'POST', pattern: '/v1/queues/:queue/flows', name: '/v1/queues/:queue/flows', auth: true, needs: 'enqueue', handle: postFlow },
-  { method: 'GET', pattern: '/v1/queues/:queue/jobs/:id', name: '/v1/queues/:queue/jobs/:id', auth: true, needs: 'read', handle: getJob },
-  { method: 'DELETE', pattern: '/v1/queues/:queue/jobs/:id', name: '/v1/queues/:queue/jobs/:id', auth: true, needs: 'control', handle: deleteJob },
-  { method: 'PATCH', pattern: '/v1/queues/:queue/jobs/:id', name: '/v1/queues/:queue/jobs/:id', auth: true, needs: 'control', handle: reschedule },
-  { method: 'POST', pattern: '/v1/queues/:queue/jobs/:id/promote', name: '/v1/queues/:queue/jobs/:id/promote', auth: true, needs: 'control', handle: promote },
-  { method: 'GET', pattern: '/v1/queues/:queue', name: '/v1/queues/:queue', auth: true, needs: 'read', handle: getQueue },
-  { method: 'POST', pattern: '/v1/queues/:queue/pause', name: '/v1/queues/:queue/pause', auth: true, needs: 'control', handle: pause },
-  { method: 'POST', pattern: '/v1/queues/:queue/resume', name: '/v1/queues/:queue/resume', auth: true, needs: 'control', handle: resume },
-  { method: 'GET', pattern: '/v1/queues/:queue/groups/:group', name: '/v1/queues/:queue/groups/:group', auth: true, needs: 'read', handle: getGroup },
-  { method: 'PUT', pattern: '/v1/queues/:queue/groups/:group', name: '/v1/queues/:queue/groups/:group', auth: true, needs: 'control', handle: putGroup },
-  ...schedules(),
-  { method: 'GET', pattern: '/v1/schedules', name: '/v1/schedules', auth: true, needs: 'read', handle: getCronSchedules },
+  queueRoute('POST', '/v1/queues/:queue/jobs', 'enqueue', postJob),
+  queueRoute('POST', '/v1/queues/:queue/batch', 'enqueue', postBatch),
+  queueRoute('POST', '/v1/queues/:queue/flows', 'enqueue', postFlow),
+  queueRoute('GET', job, 'read', getJob),
+  queueRoute('DELETE', job, 'control', deleteJob),
+  queueRoute('PATCH', job, 'control', reschedule),
+  queueRoute('POST', `${job}/promote`, 'control', promote),
+  queueRoute('GET', '/v1/queues/:queue', 'read', getQueue),
+  queueRoute('POST', '/v1/queues/:queue/pause', 'control', pause),
+  queueRoute('POST', '/v1/queues/:queue/resume', 'control', resume),
+  queueRoute('GET', group, 'read', getGroup),
+  queueRoute('PUT', group, 'control', putGroup),
+  queueRoute('GET', '/v1/queues/:queue/schedules', 'read', getSchedules),
+  queueRoute('GET', schedule, 'read', getSchedule),
+  queueRoute('PUT', schedule, 'control', putSchedule),
+  queueRoute('DELETE', schedule, 'control', deleteSchedule),
+  queueRoute('POST', `${schedule}/pause`, 'control', pauseRoute),
+  queueRoute('POST', `${schedule}/resume`, 'control', resumeRoute),
+  queueRoute('POST', `${schedule}/run-now`, 'control', runNowRoute),
+  queueRoute('GET', '/v1/schedules', 'read', getCronSchedules),
   { method: 'POST', pattern: '/v1/webhooks/:source', name: '/v1/webhooks/:source', auth: false, handle: postWebhook },
   { method: 'GET', pattern: '/healthz', name: '/healthz', auth: false, handle: healthz },
   { method: 'GET', pattern: '/readyz', name: '/readyz', auth: false, handle: readyz },

@@ -10,6 +10,7 @@
 // runs EchoMQ.Pump for the queue.
 import {
   cancelSchedule,
+  SCHEDULE_PAGE_MAX,
   isScheduleCursor,
   listSchedules,
   pauseSchedule,
@@ -24,9 +25,8 @@ import { parseDuration } from '../../shared/duration.js';
 import { itemPayload, jsonOf } from './batch.js';
 import { json, type Answer, type Call, type Service } from './call.js';
 import { Problem } from './problem.js';
-import { requestBody, payloadField, queueOf, via } from './queue-routes.js';
-
-const PAGE_MOST = 1_000;
+import { payloadField } from '../../shared/base64.js';
+import { pageCount, requestBody, queueOf, via } from './queue-routes.js';
 
 /** The route's schedule name, valid. */
 function nameOf(call: Call): string {
@@ -96,9 +96,7 @@ export async function getSchedules(call: Call, service: Service): Promise<Answer
   const queue = queueOf(call);
   const { request } = call;
   const cursor = request.query('cursor');
-  const given = request.query('count');
-  const count = given === undefined ? undefined : /^[1-9][0-9]{0,3}$/.test(given) && Number(given) <= PAGE_MOST ? Number(given) : 0;
-  if (count === 0) throw new Problem(400, 'invalid_query', `count must be a whole number from 1 to ${PAGE_MOST}`);
+  const count = pageCount(call, SCHEDULE_PAGE_MAX, 100);
   // ZSCAN's cursor is 64-bit: a larger one is the server's error, not a page (a 502 before)
   if (cursor !== undefined && !isScheduleCursor(cursor)) throw new Problem(400, 'invalid_query', 'cursor must be the cursor a page answered');
   const page = await listSchedules(via(call, service, queue), queue, { cursor, count });

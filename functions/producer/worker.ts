@@ -6,11 +6,12 @@
 // Its `scheduled` handler fires the cron schedules (EMQ_CRONS) whose expression is the fired
 // trigger's and whose queue is homed in this region (cron-fire.ts), logged and counted alike.
 import { connectRest } from '../../shared/connections/rest.js';
-import { createMinter, drawNode, type Connection, type Minter } from '../../shared/index.js';
+import type { Connection, Minter } from '../../shared/index.js';
 import { requestLog } from '../http/request-log.js';
 import { datasetOf, writeAnalytics } from './analytics.js';
 import { configFrom, restOptionsOf, type Config, type Vars } from './config.js';
 import { fire, type Fired } from './cron-fire.js';
+import { minterOf } from './core.js';
 import { createProducerApp } from './hono-app.js';
 import { Problem } from './problem.js';
 import { regionsFrom, type Regions } from './regions.js';
@@ -77,7 +78,7 @@ export function producerFor(env: Vars): Producer {
   };
   // one minter for requests and fires, on the configured node id (or one drawn at first use)
   let minted: Minter | undefined;
-  const minter = () => (minted ??= ((c: Config) => createMinter({ node: c.nodeId ?? drawNode(c.nodePool) }))(configured(settings)));
+  const minter = () => (minted ??= minterOf(configured(settings)));
   const mint = Object.defineProperty(() => minter()(), 'node', { get: () => minter().node }) as Minter;
   const app = createProducerApp({
     observe: { sinks },
