@@ -1,7 +1,8 @@
 // The listing routes (issue 28) over real HTTP: `emq producer` over glide and over REST through
-// a real gateway, against every test server. GET /v1/queues/{q}/jobs pages each state in the
-// library's order and answers exactly the contract's fields; every refusal writes nothing; a
-// token sees only its own queues and needs read.
+// a real gateway, against every test server. GET /v1/queues finds every queue across its pages
+// (set equality with those made), with GET /v1/queues/{q}'s counts, only the token's queues;
+// GET /v1/queues/{q}/jobs pages each state in the library's order and answers exactly the
+// contract's fields; every refusal writes nothing; each needs read.
 import { describe, expect, it } from 'vitest';
 import { mintId } from '../shared/index.js';
 import { freshQueue, snapshot } from './support/admin.js';
@@ -124,5 +125,55 @@ describe.each(transports())('the listing routes: $name', (transport) => {
     const mine = 'lr-mine.list';
     await send('POST', `/v1/queues/${mine}/jobs`, { body: 'm', token: NARROW });
     expect((await send('GET', `/v1/queues/${mine}/jobs`, { token: NARROW })).status).toBe(200);
+  });
+
+  /** Every page of GET /v1/queues. */
+  const queuePages = async (query: string, token = ALL) => {
+    const out: Array<{ name: string; counts: Record<string, number>; paused: boolean }> = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const r = await send('GET', `/v1/queues?${query}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, { token });
+      expect(r.status).toBe(200);
+      expect(Object.keys(r.body).sort()).toEqual(['cursor', 'queues']);
+      const names = (r.body.queues as Array<{ name: string }>).map((q) => q.name);
+      expect(names).toEqual([...new Set(names)].sort());
+      out.push(...(r.body.queues as typeof out));
+      cursor = r.body.cursor as string | null;
+      expect(++pages).toBeLessThan(100_000);
+    } while (cursor !== null);
+    return out;
+  };
+
+  it("GET /v1/queues: every queue made, across pages, with GET /v1/queues/{q}'s counts; a narrow token sees only its own", async () => {
+    const narrow = [`lr-mine.a${Date.now().toString(36)}`, `lr-mine.b${Date.now().toString(36)}`];
+    const others = Array.from({ length: 12 }, (_, i) => `${freshQueue('lr-q')}-${i}`);
+    for (const q of [...narrow, ...others]) await post(q, 'x');
+    await post(others[0]!, 'later', { 'Emq-Delay': '1h' });
+    await send('POST', `/v1/queues/${others[1]}/pause`);
+    for (const query of ['count=5', '']) {
+      const seen = await queuePages(query);
+      const mine = seen.filter((q) => others.includes(q.name) || narrow.includes(q.name));
+      expect(new Set(mine.map((q) => q.name)), query).toEqual(new Set([...narrow, ...others]));
+      for (const q of mine.filter((m) => [others[0], others[1]].includes(m.name))) {
+        const view = (await send('GET', `/v1/queues/${q.name}`)).body;
+        expect(q).toEqual({ name: q.name, counts: view.counts, paused: view.paused });
+      }
+    }
+    const first = (await queuePages('count=5000')).find((q) => q.name === others[0]);
+    expect(first).toEqual({ name: others[0], counts: { pending: 1, active: 0, scheduled: 1, dead: 0, completed: 0, failed: 0 }, paused: false });
+    const theirs = await queuePages('', NARROW);
+    expect(theirs.every((q) => q.name.startsWith('lr-mine.'))).toBe(true);
+    expect(theirs.map((q) => q.name)).toEqual(expect.arrayContaining(narrow));
+  });
+
+  it('GET /v1/queues: a bad cursor or count is 400 invalid_query, nothing run; a writer may not list', async () => {
+    const q = freshQueue('lr-qbad');
+    await post(q, 'x');
+    for (const query of ['count=0', 'count=5001', 'count=abc', 'cursor=abc', 'cursor=-1', 'cursor=18446744073709551616', 'cursor=16384:0', 'cursor=5461:0']) {
+      await refused([q], 400, 'invalid_query', () => send('GET', `/v1/queues?${query}`));
+    }
+    await refused([q], 403, 'forbidden_action', () => send('GET', '/v1/queues', { token: WRITER }));
+    expect((await send('GET', '/v1/queues?count=1', { token: READER })).status).toBe(200);
   });
 });

@@ -6,7 +6,7 @@
 import { FLOW_MAX_CHILDREN, QUEUE_MAX_LENGTH } from '../../shared/index.js';
 import { JOB_STATES } from '../../shared/job-state.js';
 import { PROBLEM_CODES, TITLES, type ProblemCode } from './problem.js';
-import { listJobsRoute, listQuery, listSchemas } from './openapi-lists.js';
+import { listJobsRoute, listQueuesRoute, listQuery, listSchemas } from './openapi-lists.js';
 
 export type Json = Record<string, unknown>;
 
@@ -86,6 +86,7 @@ const ROUTES: Record<string, Record<string, Route>> = {
   '/healthz': { get: { summary: 'The process', ok: { 200: obj({ status: { const: 'ok' } }) } } },
   '/readyz': { get: { summary: 'The whole Valkey path', ok: { 200: obj({ status: { const: 'ready' } }) }, fails: VALKEY } },
   '/openapi.json': { get: { summary: 'This document', ok: { 200: { type: 'object', required: ['openapi', 'paths'] } } } },
+  '/v1/queues': { get: listQueuesRoute() },
   '/v1/queues/{queue}/jobs': {
     post: {
       summary: 'One job: the body is its payload, byte for byte',

@@ -162,6 +162,17 @@ export interface JobRow {
   bytes: number;
 }
 
+export interface QueueSummary {
+  name: Queue;
+  counts: { pending: number; active: number; scheduled: number; dead: number; completed: number; failed: number };
+  paused: boolean;
+}
+
+export interface QueuePage {
+  queues: Array<QueueSummary>;
+  cursor: string | null;
+}
+
 export interface JobPage {
   queue: Queue;
   state: 'pending' | 'scheduled' | 'dead';

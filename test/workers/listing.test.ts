@@ -1,6 +1,7 @@
 // The listing routes (issue 28) on the producer Worker inside workerd, against the real gateway
-// process (a producer-scope token) and a real Valkey: GET /v1/queues/{q}/jobs pages each state
-// in the library's order; a bad query is 400 invalid_query and writes nothing (read back
+// process (a producer-scope token, which the gateway lets run the listing's SCAN) and a real
+// Valkey: GET /v1/queues finds every queue made across its pages, a narrow token only its own;
+// GET /v1/queues/{q}/jobs pages each state in the library's order; a bad query is 400 invalid_query and writes nothing (read back
 // through the gateway's admin token).
 import { describe, expect, inject, it } from 'vitest';
 import { producerFor } from '../../functions/producer/worker.js';
@@ -80,5 +81,36 @@ describe('the listing routes on the Worker (REST through the gateway, a producer
     }
     expect((await send(`/v1/queues/${q}/jobs`, { token: NARROW })).body.code).toBe('forbidden_queue');
     expect(await footprint(q)).toEqual(before);
+  });
+
+  it('GET /v1/queues: every queue made across the pages, with its counts; a narrow token only its own; a bad query 400', async () => {
+    const made = [fresh('wl-q'), fresh('wl-q'), fresh('wl-narrow.x').replace('wl-narrow.x-', 'wl-narrow.x')];
+    for (const q of made) await post(q, 'x');
+    await post(made[0]!, 'later', { 'Emq-Delay': '1h' });
+    const walk = async (token: string) => {
+      const out: Array<{ name: string; counts: Record<string, number>; paused: boolean }> = [];
+      let cursor: string | null = null;
+      do {
+        const r = await send(`/v1/queues?count=500${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, { token });
+        expect(r.status).toBe(200);
+        out.push(...(r.body.queues as typeof out));
+        cursor = r.body.cursor as string | null;
+      } while (cursor !== null);
+      return out;
+    };
+    const all = await walk(TOKEN);
+    expect(new Set(all.filter((q) => made.includes(q.name)).map((q) => q.name))).toEqual(new Set(made));
+    expect(all.find((q) => q.name === made[0])).toEqual({
+      name: made[0],
+      counts: { pending: 1, active: 0, scheduled: 1, dead: 0, completed: 0, failed: 0 },
+      paused: false,
+    });
+    const narrow = await walk(NARROW);
+    expect(narrow.map((q) => q.name)).toContain(made[2]);
+    expect(narrow.every((q) => q.name.startsWith('wl-narrow.'))).toBe(true);
+    for (const query of ['count=0', 'cursor=x', 'cursor=5461:0']) {
+      const r = await send(`/v1/queues?${query}`);
+      expect({ status: r.status, code: r.body.code }, query).toEqual({ status: 400, code: 'invalid_query' });
+    }
   });
 });
