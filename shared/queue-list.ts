@@ -4,10 +4,12 @@
 // (the server looks at about that many keys), so its work is bounded whatever the keyspace
 // holds; a page may hold few queues or none while the cursor is not done. SCAN may meet a key
 // twice across a walk, so a name can appear on two pages (never twice on one); a queue that
-// exists for the whole walk is met at least once.
+// exists for the whole walk is met at least once. A queue whose keys hold what the library
+// never writes (a string where a set belongs: @queue-info refuses it) is left out of the page,
+// so that one such queue does not hide every other; GET /v1/queues/{q} names its fault.
 import type { Connection, Outcome, ScanStep } from './connection.js';
 import { dispatch, evalsha } from './dispatch.js';
-import { InvalidArgumentError, ProtocolError, ServerError, fromReply, replyText, shownReply } from './errors.js';
+import { InvalidArgumentError, ProtocolError, RefusalError, ServerError, fromReply, replyText, shownReply } from './errors.js';
 import { queueInfoKeys } from './keyspace.js';
 import { queueInfoOf, type QueueCounts } from './queue-info.js';
 import { queueInfoScript } from './scripts.js';
@@ -101,11 +103,16 @@ export async function listQueues(connection: Connection, options: QueueListOptio
           queueInfoScript,
           sorted.map((q) => evalsha(queueInfoScript, queueInfoKeys(q), ['', '1'])),
         );
-  const queues = sorted.map((name, i) => {
+  const queues: QueueSummary[] = [];
+  sorted.forEach((name, i) => {
     const outcome = outcomes[i]!;
-    if (!outcome.ok) throw fromReply(outcome.error);
+    if (!outcome.ok) {
+      const error = fromReply(outcome.error);
+      if (error instanceof RefusalError) return; // WRONGTYPE, EMQLAYOUT: not the library's wire
+      throw error;
+    }
     const { counts, paused } = queueInfoOf(name, outcome.value);
-    return { name, counts, paused };
+    queues.push({ name, counts, paused });
   });
   return { queues, ...(step.cursor === '0' ? {} : { cursor: step.cursor }) };
 }
