@@ -126,10 +126,16 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
     ledger.jobs.set(id, job);
     return { job, bytes: p.bytes };
   };
-  /** POST …/jobs with the id minted first; answers the job when acknowledged. */
+  /** POST …/jobs with the id minted first (and sent as its Idempotency-Key); answers the job when acknowledged. */
   const enqueue = async (verb: Verb, queue: string, fate: Fate, unique: string, headers: Record<string, string> = {}, extra: Partial<SentJob> = {}) => {
     const { job, bytes } = newJob(verb, queue, fate, unique, extra);
-    const a = await call('POST', jobsPath(queue), bytes, { 'Emq-Job-Id': job.id, 'Content-Type': 'application/octet-stream', ...headers });
+    // the id as the Idempotency-Key too: a retry whose first try landed and whose job has completed since is still that job (docs/api.md)
+    const a = await call('POST', jobsPath(queue), bytes, {
+      'Emq-Job-Id': job.id,
+      'Idempotency-Key': job.id,
+      'Content-Type': 'application/octet-stream',
+      ...headers,
+    });
     return ack(a, [job], `${verb} ${job.id}`) ? { job, a: a! } : null;
   };
   const control = (verb: string, a: Answer | null) =>
@@ -154,7 +160,7 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
       await enqueue('notbefore', main, 'ok', unique, { 'Emq-Not-Before': String(at) }, { dueAfter: at });
     } else if (verb === 'batch') {
       const items = Array.from({ length: between(5, 30) }, (_, i) => newJob('batch', main, 'ok', `${unique}.${i}`));
-      const body = JSON.stringify(items.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes) })));
+      const body = JSON.stringify(items.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes), idempotencyKey: job.id })));
       const a = await call('POST', `/v1/queues/${main}/batch`, body, { 'Content-Type': 'application/json' });
       const results = (a?.body.results ?? []) as Array<{ verdict?: string }>;
       if (a?.status === 200 && results.some((r) => r.verdict !== 'enqueued' && r.verdict !== 'duplicate')) a.status = 207; // counted refused
