@@ -98,6 +98,18 @@ describe('a retry after the job completed', () => {
     expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(0);
   });
 
+  it("a flow needs no key: its parent's :dependencies, which the library's fan-in leaves behind, answers the retry duplicate", async () => {
+    const q = freshQueue('rac');
+    const { fetchImpl, sent } = losingFirstAnswer(q);
+    const client = createProducerClient({ url: producer.url, token: TOKEN, backoffMs: 1, fetch: fetchImpl });
+    const flow = await client.flow(q, { parent: { payload: 'P' }, children: [{ payload: 'a' }, { payload: 'b' }] });
+    expect(sent).toHaveLength(2);
+    expect(flow.verdict).toBe('duplicate');
+    expect(await completed(q)).toBe(3); // both children, then the parent they released
+    expect(await admin.call('EXISTS', `emq:{${q}}:job:${flow.parent.id}`)).toBe(0);
+    expect(Number(await admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(0);
+  });
+
   it('keyMintedJobs: false sends the id alone, which the library admits again once its row is gone (the documented rule)', async () => {
     const q = freshQueue('rac');
     const { fetchImpl, sent } = losingFirstAnswer(q);
