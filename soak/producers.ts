@@ -6,6 +6,7 @@
 // scheduled (and racing flat) jobs.
 import { createMinter, mintId } from '../shared/index.js';
 import { count, type Fate, type Ledger, payloadOf, type SentJob, type Verb } from './ledger.js';
+import { deliver, type Hooks } from './webhooks.js';
 
 export interface SoakProducerOptions {
   worker: URL;
@@ -15,9 +16,11 @@ export interface SoakProducerOptions {
   tenants: readonly string[];
   until: number;
   giveUpMs: number;
+  /** The webhooks verb's sources; without them, no webhooks are sent. */
+  hooks?: Hooks;
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   body: Record<string, unknown>;
   firstSentAt: number;
@@ -53,10 +56,12 @@ const MIX: Array<[Verb, number]> = [
   ['cancel', 4],
   ['promote', 2],
   ['reschedule', 2],
+  ['webhook', 4],
 ];
-function pickVerb(): Verb {
-  let r = Math.random() * MIX.reduce((a, [, w]) => a + w, 0);
-  for (const [v, w] of MIX) if ((r -= w) <= 0) return v;
+function pickVerb(hooks: boolean): Verb {
+  const mix = hooks ? MIX : MIX.filter(([v]) => v !== 'webhook');
+  let r = Math.random() * mix.reduce((a, [, w]) => a + w, 0);
+  for (const [v, w] of mix) if ((r -= w) <= 0) return v;
   return 'flat';
 }
 const pickFate = (): Fate => {
@@ -144,8 +149,9 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
   const { main, lanes, side } = o.queues;
   for (let n = 0; Date.now() < o.until; n++) {
     const unique = `p${index}-${n}`;
-    const verb = pickVerb();
-    if (verb === 'flat') await enqueue('flat', main, pickFate(), unique);
+    const verb = pickVerb(o.hooks !== undefined);
+    if (verb === 'webhook') await deliver(o.hooks!, unique, pickFate(), { call, ack, ledger });
+    else if (verb === 'flat') await enqueue('flat', main, pickFate(), unique);
     else if (verb === 'group') {
       const group = pickTenant(o.tenants);
       await enqueue('group', lanes, pickFate(), unique, { 'Emq-Group': group }, { group });
