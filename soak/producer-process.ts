@@ -7,8 +7,8 @@ import { repoRoot } from '../scripts/repo-root.js';
 
 export interface ProducerProcess {
   url: URL;
-  /** SIGTERM (it drains), then the same command on the same port. */
-  restart(): Promise<void>;
+  /** SIGTERM (it drains; SIGKILL after 10 s), then the same command on the same port; answers whether it exited by itself. */
+  restart(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -43,17 +43,22 @@ export async function startProducerProcess(env: Record<string, string>): Promise
   const url = await launch();
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    let killed = false;
+    const timer = setTimeout(() => (killed = child.kill('SIGKILL')), 10_000);
     await exited;
     clearTimeout(timer);
+    return !killed;
   };
   return {
     url,
     async restart() {
-      await stop();
+      const drained = await stop();
       childEnv.PORT = url.port;
       await launch();
+      return drained;
     },
-    stop,
+    async stop() {
+      await stop();
+    },
   };
 }

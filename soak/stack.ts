@@ -64,8 +64,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       const producer = await startProducerProcess({ VALKEY_URL: valkey.url, EMQ_TOKENS: tokens, ...(sourcesJson ? { EMQ_SOURCES: sourcesJson } : {}) });
       parts.push(() => producer.stop());
       const restartProducer = async () => {
-        await producer.restart();
-        return 'SIGTERM, drained, started again on the same port';
+        const drained = await producer.restart();
+        return `SIGTERM, ${drained ? 'drained' : 'not drained in 10 s: SIGKILL'}, started again on the same port`;
       };
       return { mode, valkey, gateway: null, worker: producer.url, token, admin, restartProducer, stop };
     }
