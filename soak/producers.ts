@@ -64,6 +64,10 @@ function pickVerb(hooks: boolean): Verb {
   for (const [v, w] of mix) if ((r -= w) <= 0) return v;
   return 'flat';
 }
+function firstVerb(index: number, hooks: boolean): Verb {
+  const verbs = MIX.map(([v]) => v).filter((v) => hooks || v !== 'webhook');
+  return verbs[index % verbs.length]!;
+}
 const pickFate = (): Fate => {
   const r = Math.random();
   return r < 0.03 ? 'once' : r < 0.04 ? 'dead' : 'ok';
@@ -149,7 +153,8 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
   const { main, lanes, side } = o.queues;
   for (let n = 0; Date.now() < o.until; n++) {
     const unique = `p${index}-${n}`;
-    const verb = pickVerb(o.hooks !== undefined);
+    // the first round deals the verbs out across the producers, so a short run sends each of them
+    const verb = n === 0 ? firstVerb(index, o.hooks !== undefined) : pickVerb(o.hooks !== undefined);
     if (verb === 'webhook') await deliver(o.hooks!, unique, pickFate(), { call, ack, ledger });
     else if (verb === 'flat') await enqueue('flat', main, pickFate(), unique);
     else if (verb === 'group') {
@@ -219,8 +224,8 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
           ? await call('POST', `${jobsPath(main)}/${r.job.id}/promote`)
           : await call('PATCH', `${jobsPath(main)}/${r.job.id}`, undefined, { 'Emq-Delay': `${ms}ms` });
       control(verb, a);
-      // a 409 after a try that got no answer: that try had moved it
-      if (a && (a.status === 200 || (a.status === 409 && a.attempts > 1))) r.job.dueAfter = a.firstSentAt + (verb === 'promote' ? 0 : ms);
+      // a 409 after a try that got no answer: that try had moved it; a 404 then: it had, and the job has run since
+      if (a && (a.status === 200 || ((a.status === 409 || a.status === 404) && a.attempts > 1))) r.job.dueAfter = a.firstSentAt + (verb === 'promote' ? 0 : ms);
       else r.job.mayStayScheduled = true;
     }
   }

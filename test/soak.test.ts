@@ -19,7 +19,7 @@ it('every verb, the library consuming, one fault of each kind: every acknowledge
   expect(result.faults.find((f) => f.kind === "CLIENT KILL of the gateway's connections")!.note).toMatch(/^[1-9]\d* connection/);
   expect(result.faults.find((f) => f.kind === 'a consumer killed mid-job')!.note).toMatch(/^loop \d+: SIGKILL/);
   const acked = [...result.ledger.jobs.values()].filter((j) => j.acked);
-  expect(acked.length).toBeGreaterThan(500);
+  expect(acked.length).toBeGreaterThan(200);
   for (const verb of VERBS)
     expect(
       acked.some((j) => j.verb === verb),
