@@ -174,12 +174,12 @@ describe.each(targets())('the library consumer serves flows: $name', (target) =>
     expect(await parentQ.claim()).toBeNull();
   });
 
-  // Known, not fixed (docs/proof.md, found by the soak): the resend reads the completions the
-  // parent has counted (@flow-parent), then lands the rest (@flow-child, which also skips one
-  // waiting in its queue's outbox). A Pump tick between the two moves a completion from the
-  // child's outbox to the parent's :processed, where neither step looks: the child runs again.
-  // `it.fails` until the producer closes it; then make it an `it`.
-  it.fails('sent again while the Pump delivers a completed child in another queue: that child is not landed again', async () => {
+  // Found by the soak (docs/proof.md): the resend read the completions the parent had counted
+  // (@flow-parent), then landed the rest (@flow-child, which also skips one waiting in its
+  // queue's outbox). A Pump tick between the two moved a completion from the child's outbox to
+  // the parent's :processed, where neither step looked: the child ran again. Now a child the
+  // first step (the check, before the parent's read) found there is never landed again.
+  it('sent again while the Pump delivers a completed child in another queue: that child is not landed again', async () => {
     const [q, c1] = [freshQueue('fanp'), freshQueue('fanc')];
     const one = libraryConsumer(t.admin, c1);
     const [p, x, y] = [mintId(), mintId(), mintId()];
