@@ -16,7 +16,9 @@ import {
   runScheduleNow,
   validateScheduleName,
   type ScheduleView,
+  JOB_LIST_STATES,
   jobDetail,
+  listJobs,
   pauseQueue,
   promoteJob,
   queueInfo,
@@ -29,7 +31,9 @@ import {
   validateQueue,
   type Connection,
   type GroupChange,
+  type JobListState,
 } from '../shared/index.js';
+import { listQueues } from '../shared/queue-list.js';
 import { readStdin } from './stdin.js';
 import { enqueueConfigFrom } from './config.js';
 
@@ -39,6 +43,11 @@ export const CONTROL_USAGE = `  emq job show <queue> <id> [--payload]        a j
   emq job reschedule <queue> <id> (--delay <D> | --not-before <T>)
   emq queue stats <queue> [--cursor <G>] [--count <n>]
                                                 counts, paused, and the groups (a page)
+  emq queue list [--cursor <c>] [--count <n>]  a page of the queues that exist, with their counts: one
+                                                SCAN step of COUNT n (default 1000); cursor null: done
+  emq queue jobs <queue> [--state pending|scheduled|dead] [--group <G>] [--limit <n>] [--cursor <c>]
+                                                a page of its jobs: pending newest first (a lane with
+                                                --group), scheduled soonest first, dead newest first
   emq queue pause <queue> | emq queue resume <queue>
                                                 claims stop (admission goes on) / go on
   emq group show <queue> <group>
@@ -86,15 +95,19 @@ export async function controlCommand(noun: string, argv: string[], usage: (messa
       resume: { type: 'boolean' },
       every: { type: 'string' },
       'first-in': { type: 'string' },
+      state: { type: 'string' },
+      group: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
   });
-  const wants = noun === 'queue' || (noun === 'schedule' && verb === 'ls') ? 1 : 2;
+  const wants = noun === 'queue' && verb === 'list' ? 0 : noun === 'queue' || (noun === 'schedule' && verb === 'ls') ? 1 : 2;
   const second = { job: 'an id', group: 'a group' }[noun] ?? 'a name';
-  if (positionals.length !== wants) throw usage(`${noun} ${verb ?? ''} takes ${wants === 1 ? 'a queue' : `a queue and ${second}`}`);
+  if (positionals.length !== wants) {
+    throw usage(`${noun} ${verb ?? ''} takes ${wants === 0 ? 'no queue' : wants === 1 ? 'a queue' : `a queue and ${second}`}`);
+  }
   const [queue, other] = positionals as [string, string];
-  validateQueue(queue);
+  if (wants > 0) validateQueue(queue);
   if (noun === 'job') validateId(other);
   if (noun === 'group') validateGroup(other);
   if (noun === 'schedule' && wants === 2) validateScheduleName(other);
@@ -219,6 +232,27 @@ function plan(
       const cursor = values.cursor as string | undefined;
       if (cursor !== undefined) validateGroup(cursor);
       return (c) => queueInfo(c, queue, { ...(cursor !== undefined && { cursor }), ...(count !== undefined && { count }) });
+    }
+    case 'queue list': {
+      const count = whole('count', values.count as string | undefined);
+      const cursor = values.cursor as string | undefined;
+      return async (c) => {
+        const page = await listQueues(c, { ...(cursor !== undefined && { cursor }), ...(count !== undefined && { count }) });
+        return { queues: page.queues, cursor: page.cursor ?? null };
+      };
+    }
+    case 'queue jobs': {
+      const state = (values.state ?? 'pending') as JobListState;
+      if (!JOB_LIST_STATES.includes(state)) throw usage(`--state must be one of ${JOB_LIST_STATES.join(', ')}`);
+      const limit = whole('limit', values.limit as string | undefined);
+      const cursor = values.cursor as string | undefined;
+      const group = values.group as string | undefined;
+      if (group !== undefined) validateGroup(group);
+      return async (c) => {
+        const options = { state, ...(limit !== undefined && { limit }), ...(cursor !== undefined && { cursor }), ...(group !== undefined && { group }) };
+        const page = await listJobs(c, queue, options);
+        return { queue, state, jobs: page.jobs, cursor: page.cursor ?? null };
+      };
     }
     case 'queue pause':
     case 'queue resume':

@@ -14,6 +14,8 @@ export type { Payload, Verdict } from '../shared/enqueue.js';
 export type { GroupChange, GroupView, JobInfo, QueueView } from './control.js';
 import { controlCalls, orNullOf, type JobInfo } from './control.js';
 import { scheduleCalls } from './schedules.js';
+import { listCalls } from './lists.js';
+export type { JobListState, JobListing, JobsPage, QueueListing, QueuesPage } from './lists.js';
 export type { CronInfo, ScheduleInfo } from './schedules.js';
 import { MINT_TRIES } from '../shared/enqueue.js';
 import type { Payload, Verdict } from '../shared/enqueue.js';
@@ -290,6 +292,7 @@ export function createProducerClient({
 
     ...control,
     ...schedules,
+    ...listCalls(send, queuePath, base),
   };
 }
 

@@ -31,6 +31,14 @@ export interface Connection {
    * flow holds its parent before its children land). Absent: the transport has no such bound.
    */
   check?(commands: readonly ScriptCommand[]): Promise<void>;
+  /**
+   * One step of a walk over the keys matching `match` (SCAN cursor MATCH match COUNT count):
+   * `cursor` '0' to start, else the one the step before answered; answers the next ('0': the
+   * walk is done) and the keys met. On a cluster the cursor covers every primary in turn
+   * (shared/queue-list.ts: its form). Absent: the transport cannot walk the keyspace. Only
+   * the queue listing calls it, with its own pattern (a gateway allows no other).
+   */
+  scan?(cursor: string, match: string, count: number): Promise<ScanStep>;
   /** Releases the transport. */
   close(): Promise<void>;
   /** Told of every script call's outcome, fallback and retry made on this connection (shared/observe.ts). */
@@ -40,6 +48,12 @@ export interface Connection {
    * (REST: X-Request-Id, traceparent), and `observer` is told of them. Without it, see scoped().
    */
   withRequest?(scope: RequestScope): Connection;
+}
+
+/** One SCAN step's answer: the next cursor and the keys met (as bytes, or text). */
+export interface ScanStep {
+  cursor: string;
+  keys: ReadonlyArray<string | Uint8Array>;
 }
 
 /** What one request adds to the calls it makes. */

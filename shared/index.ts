@@ -81,6 +81,8 @@ export { pauseQueue } from './queue-pause.js';
 export { GROUP_SETTING_MAX, groupViewOf, readGroup, setGroup } from './group-control.js';
 export type { GroupChange, GroupView } from './group-control.js';
 export { QUEUE_INFO_PAGE, QUEUE_INFO_PAGE_MAX, queueInfo } from './queue-info.js';
+export { JOB_LIST_STATES, JOB_PAGE, JOB_PAGE_MAX, isJobCursor, listJobs } from './job-list.js';
+export type { JobListOptions, JobListState, JobPage, JobRow } from './job-list.js';
 export type { QueueCounts, QueueInfo } from './queue-info.js';
 export {
   allScripts,
@@ -94,6 +96,7 @@ export {
   genqueueScript,
   groupReadScript,
   groupSetScript,
+  jobListScript,
   jobPromoteScript,
   jobRemoveScript,
   jobRescheduleScript,

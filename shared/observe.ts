@@ -35,6 +35,7 @@ export function scoped(connection: Connection, scope: RequestScope): Connection 
     close: async () => {},
   };
   if (connection.check) view.check = (cs) => connection.check!(cs);
+  if (connection.scan) view.scan = (cursor, match, count) => connection.scan!(cursor, match, count);
   return view;
 }
 

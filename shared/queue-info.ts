@@ -46,11 +46,16 @@ export async function queueInfo(connection: Connection, queue: string, options: 
   }
   const outcome = await runScript(connection, queueInfoScript, keys, [cursor, String(count)]);
   if (!outcome.ok) throw fromReply(outcome.error);
-  const [head, more, views] = Array.isArray(outcome.value) && outcome.value.length === 3 ? outcome.value : [];
+  return queueInfoOf(queue, outcome.value);
+}
+
+/** @queue-info's reply for `queue` as a QueueInfo; a ProtocolError when it is not one (the listing reads a page of them). */
+export function queueInfoOf(queue: string, value: unknown): QueueInfo {
+  const [head, more, views] = Array.isArray(value) && value.length === 3 ? value : [];
   const numbers = Array.isArray(head) && head.length === 7 ? head.map((n) => (typeof n === 'number' || typeof n === 'bigint' ? Number(n) : Number.NaN)) : [];
   const next = replyText(more);
   if (numbers.length !== 7 || !numbers.every(Number.isSafeInteger) || next === undefined || !Array.isArray(views)) {
-    throw new ProtocolError(`@queue-info replied ${shownReply(outcome.value)}; expected [counts, cursor, groups]`);
+    throw new ProtocolError(`@queue-info replied ${shownReply(value)}; expected [counts, cursor, groups]`);
   }
   const [paused, pending, active, scheduled, dead, completed, failed] = numbers as [number, number, number, number, number, number, number];
   return {

@@ -84,4 +84,44 @@ describe('emq job, queue, group and schedule', () => {
     expect(done.code).toBe(2);
     expect(done.stderr).toMatch(why);
   });
+
+  it('queue list walks every page (each queue made found, its counts), queue jobs pages a state; bad input is exit 2', async () => {
+    const stem = freshQueue('cli-list');
+    const made = [`${stem}.a`, `${stem}.b`];
+    for (const q of made) expect((await emq(['enqueue', q, '--url', url], 'x')).code).toBe(0);
+    expect((await emq(['enqueue', made[0]!, '--delay', '1h', '--url', url], 'later')).code).toBe(0);
+    const seen: Array<{ name: string; counts: Record<string, number>; paused: boolean }> = [];
+    let cursor: string | null = null;
+    do {
+      const page = await run(['queue', 'list', '--count', '5000', ...(cursor === null ? [] : ['--cursor', cursor])]);
+      expect(page.code).toBe(0);
+      seen.push(...(page.out!.queues as typeof seen));
+      cursor = page.out!.cursor as string | null;
+    } while (cursor !== null);
+    expect(seen.filter((q) => made.includes(q.name)).sort((x, y) => (x.name < y.name ? -1 : 1))).toEqual([
+      { name: made[0], counts: { pending: 1, active: 0, scheduled: 1, dead: 0, completed: 0, failed: 0 }, paused: false },
+      { name: made[1], counts: { pending: 1, active: 0, scheduled: 0, dead: 0, completed: 0, failed: 0 }, paused: false },
+    ]);
+    const ids = [mintId(), mintId()];
+    for (const id of ids) expect((await emq(['enqueue', made[1]!, '--id', id, '--group', GROUP, '--url', url], 'lane')).code).toBe(0);
+    const first = await run(['queue', 'jobs', made[1]!, '--group', GROUP, '--limit', '1']);
+    expect(first.out).toEqual({
+      queue: made[1],
+      state: 'pending',
+      jobs: [{ id: ids[1], state: 'pending', attempts: 0, group: GROUP, bytes: 4 }],
+      cursor: ids[1],
+    });
+    const next = await run(['queue', 'jobs', made[1]!, '--group', GROUP, '--limit', '1', '--cursor', ids[1]!]);
+    expect(next.out).toMatchObject({ jobs: [{ id: ids[0] }], cursor: null });
+    expect((await run(['queue', 'jobs', made[0]!, '--state', 'scheduled'])).out).toMatchObject({ state: 'scheduled', jobs: [{ bytes: 5 }] });
+    for (const bad of [
+      ['queue', 'jobs', made[0]!, '--state', 'active'],
+      ['queue', 'jobs', made[0]!, '--limit', '101'],
+      ['queue', 'jobs', made[0]!, '--cursor', 'nope'],
+      ['queue', 'list', '--cursor', 'nope'],
+      ['queue', 'list', made[0]!],
+    ]) {
+      expect((await run(bad)).code, bad.join(' ')).toBe(2);
+    }
+  });
 });

@@ -106,6 +106,33 @@ describe('createProducerClient (typed client)', () => {
     expect(await admin.footprint(q)).toEqual({});
   });
 
+  it('listQueues walks every page to each queue made; listJobs pages a state (a lane with group); a bad query is ProducerError 400', async () => {
+    const client = createProducerClient({ url, token: TOKEN });
+    const made = [freshQueue('client-lq'), freshQueue('client-lq')];
+    const ids: string[] = [];
+    for (const q of made) ids.push((await client.enqueue(q, 'abc')).id);
+    const seen = new Set<string>();
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof client.listQueues>> = await client.listQueues({ count: 5000, ...(cursor !== null && { cursor }) });
+      for (const q of page.queues) if (made.includes(q.name)) seen.add(q.name);
+      cursor = page.cursor;
+    } while (cursor !== null);
+    expect(seen).toEqual(new Set(made));
+    const later = (await client.enqueue(made[0]!, 'later', { delay: '1h' })).id;
+    expect(await client.listJobs(made[0]!)).toEqual({
+      queue: made[0],
+      state: 'pending',
+      jobs: [{ id: ids[0], state: 'pending', attempts: 0, bytes: 3 }],
+      cursor: null,
+    });
+    expect((await client.listJobs(made[0]!, { state: 'scheduled', limit: 1 })).jobs).toMatchObject([
+      { id: later, state: 'scheduled', runAt: expect.any(Number) },
+    ]);
+    await expect(client.listJobs(made[0]!, { limit: 101 })).rejects.toMatchObject({ status: 400, code: 'invalid_query' });
+    await expect(client.listQueues({ cursor: 'nope' })).rejects.toMatchObject({ status: 400, code: 'invalid_query' });
+  });
+
   it('nodeId: the ids it mints carry it', async () => {
     const client = createProducerClient({ url, token: TOKEN, nodeId: 321 });
     const { id } = await client.enqueue(freshQueue('client'), 'x');

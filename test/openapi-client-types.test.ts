@@ -20,6 +20,11 @@ it("the client's results are the document's response bodies", () => {
   expectTypeOf<Keys<Api.JobStatus>>().toEqualTypeOf<Keys<Status>>();
 });
 
+it("the listings' pages are the document's", () => {
+  expectTypeOf<Api.QueuePage>().toEqualTypeOf<Awaited<ReturnType<ProducerClient['listQueues']>>>();
+  expectTypeOf<Api.JobPage>().toEqualTypeOf<Awaited<ReturnType<ProducerClient['listJobs']>>>();
+});
+
 it("the client's inputs are the document's request bodies", () => {
   type Parent = FlowRequest['parent'];
   type Child = FlowRequest['children'][number];

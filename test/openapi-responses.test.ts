@@ -53,6 +53,7 @@ describe('real answers match the OpenAPI document', () => {
     const faulty: Connection = {
       run: async (command) => (trip(), glide.run(command)),
       pipeline: async (commands) => (trip(), glide.pipeline(commands)),
+      scan: async (cursor, match, count) => (trip(), glide.scan(cursor, match, count)),
       close: async () => {},
     };
     const config = configFrom({
@@ -458,6 +459,31 @@ describe('real answers match the OpenAPI document', () => {
     expect(await codeOf(send('PUT', group(q), { body: `{"limit":1,"pad":"${'x'.repeat(1024)}"}`, headers: json }))).toBe('payload_too_large');
     expect((await aborted(group(q), { Authorization: `Bearer ${TOKEN}` }, 'PUT')).body.code).toBe('client_closed');
     await common('PUT', group, { body: '{"paused":false}', headers: json });
+  });
+
+  it('the listings: each answer and each refusal', async () => {
+    const q = freshQueue('oa-list');
+    await send('POST', `/v1/queues/${q}/jobs`, { body: 'x', headers: { 'Emq-Group': GROUP } });
+    await send('POST', `/v1/queues/${q}/jobs`, { body: 'x', headers: { 'Emq-Delay': '1h' } });
+    const codeOf = async (answer: Promise<Exchange>) => (await answer).body.code;
+    const page = await send('GET', '/v1/queues?count=5000');
+    expect(page.status).toBe(200);
+    if (page.body.cursor !== null) expect((await send('GET', `/v1/queues?cursor=${page.body.cursor}`)).status).toBe(200);
+    for (const query of ['count=0', 'cursor=x']) expect(await codeOf(send('GET', `/v1/queues?${query}`))).toBe('invalid_query');
+    expect(await codeOf(send('GET', '/v1/queues', { token: null }))).toBe('unauthorized');
+    expect(await codeOf(send('GET', '/v1/queues', { token: WRITER }))).toBe('forbidden_action');
+    await pathFailures((target) => send('GET', '/v1/queues', target && { target }));
+
+    const jobs = (queue: string) => `/v1/queues/${queue}/jobs`;
+    expect((await send('GET', `${jobs(q)}?group=${GROUP}`)).body).toMatchObject({ queue: q, state: 'pending', jobs: [{ group: GROUP }], cursor: null });
+    expect((await send('GET', `${jobs(q)}?state=scheduled&limit=1`)).body).toMatchObject({ state: 'scheduled', jobs: [{ runAt: expect.any(Number) }] });
+    expect((await send('GET', `${jobs(q)}?state=dead`)).body).toMatchObject({ state: 'dead', jobs: [] });
+    for (const query of ['state=active', 'limit=101', 'cursor=x']) expect(await codeOf(send('GET', `${jobs(q)}?${query}`))).toBe('invalid_query');
+    expect(await codeOf(send('GET', jobs(q), { token: null }))).toBe('unauthorized');
+    expect(await codeOf(send('GET', jobs(q), { token: WRITER }))).toBe('forbidden_action');
+    expect(await codeOf(send('GET', jobs(q), { token: NARROW }))).toBe('forbidden_queue');
+    expect(await codeOf(send('GET', jobs('emq')))).toBe('invalid_queue');
+    await pathFailures((target) => send('GET', jobs(q), target && { target }));
   });
 
   it("the library's repeatables: each answer and each refusal", async () => {

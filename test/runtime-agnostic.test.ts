@@ -8,7 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../shared/', import.meta.url));
-const NODE_ONLY = new Set(['connections/glide.ts', 'connections/glide-wire.ts', 'connections/glide-replies.ts', 'connections/rest-node.ts', 'node.ts']);
+const NODE_ONLY = new Set([
+  'connections/glide.ts',
+  'connections/glide-scan.ts',
+  'connections/glide-wire.ts',
+  'connections/glide-replies.ts',
+  'connections/rest-node.ts',
+  'node.ts',
+]);
 
 function files(dir: string, prefix = ''): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>

@@ -8,6 +8,8 @@ import { goesAlone, loneRunner, UNREADABLE } from './alone.js';
 import { commandName } from './args.js';
 import { CommandTable } from './commands.js';
 import { command } from './glide-commands.js';
+import { listingScan } from './scan.js';
+import { scanOutcome } from '../../shared/connections/glide-scan.js';
 import { glideLane, type Lane, type LaneEvents, Unavailable } from './lane.js';
 import type { Scope } from './tokens.js';
 
@@ -44,8 +46,13 @@ export function glideBackend(options: GlideOptions, events: BackendEvents = {}):
   // an admin request whose reply glide may not read goes on a connection of its own (alone.ts)
   const alone = loneRunner({ ...options, resp2: true, fence: false });
   const shared = (scope: Scope, commands: ReadonlyArray<readonly Arg[]>) => scope !== 'admin' || !goesAlone(commands);
-  const piped = (lane: Lane, commands: ReadonlyArray<readonly Arg[]>) => Promise.all(commands.map((args) => lane.command(args)));
+  const piped = (scope: Scope, commands: ReadonlyArray<readonly Arg[]>) => Promise.all(commands.map((args) => run(scope, laneOf(scope), args)));
   const laneOf = (scope: Scope) => (scope === 'admin' ? admin : producer);
+  // a producer's SCAN (the policy let only the listing's through) walks a cluster's primaries here
+  const run = (scope: Scope, lane: Lane, args: readonly Arg[]): Promise<Outcome> => {
+    const scan = scope !== 'admin' && commandName(args) === 'SCAN' ? listingScan(args) : undefined;
+    return scan ? lane.use((c) => scanOutcome(c.wire, ...scan)) : lane.command(args);
+  };
   // one table per connection: learned on the connection it describes
   const tables = new WeakMap<GlideConnection, CommandTable>();
   const tableOf = (c: GlideConnection) => {
@@ -56,14 +63,14 @@ export function glideBackend(options: GlideOptions, events: BackendEvents = {}):
   return {
     command: (scope, args) =>
       shared(scope, [args])
-        ? laneOf(scope).command(args)
+        ? run(scope, laneOf(scope), args)
         : alone(
             (l) => l.command(args),
             () => UNREADABLE,
           ),
     pipeline: (scope, commands) =>
       shared(scope, commands)
-        ? piped(laneOf(scope), commands)
+        ? piped(scope, commands)
         : alone(
             // each command's own outcome: those read before the connection dropped keep theirs
             (l) =>

@@ -1,11 +1,13 @@
-// What each scope may run. A producer may PING and run this project's scripts, by SHA-1
-// (EVALSHA) or by their exact text (EVAL), and nothing else; of them, the control scripts
+// What each scope may run. A producer may PING, run this project's scripts, by SHA-1
+// (EVALSHA) or by their exact text (EVAL), and the queue listing's SCAN (scan.ts), and nothing
+// else; of the scripts, the control scripts
 // (cancel, promote, lanes, pause: their headers say `Capability: control`) only with a
 // control token, which may do all a producer token may. Nobody may run commands
 // that block or change the state of the connection their scope's requests share.
 import type { Arg } from '../../shared/connection.js';
 import type { Script } from '../../shared/scripts.js';
 import { CONTAINERS, commandName, nameOf } from './args.js';
+import { SCAN_REFUSED, listingScan } from './scan.js';
 import { mostElements } from './script-calls.js';
 import type { Scope } from './tokens.js';
 
@@ -103,7 +105,8 @@ export function createPolicy(scripts: readonly Script[], control: readonly Scrip
         if (script) return noControl(scope, script) ?? tooMany(args, script);
         return [403, "a producer token may run EVAL only of this project's scripts, byte for byte"];
       }
-      return [403, `a producer token may not run ${name}: only PING, and EVALSHA or EVAL of this project's scripts`];
+      if (name === 'SCAN') return listingScan(args) ? undefined : [403, SCAN_REFUSED];
+      return [403, `a producer token may not run ${name}: only PING, EVALSHA or EVAL of this project's scripts, and the queue listing's SCAN`];
     },
   };
 }

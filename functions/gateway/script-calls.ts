@@ -60,6 +60,8 @@ const LAYOUTS: Readonly<Record<string, Layout>> = {
   'repeat-read': { keys: 2, args: 2 },
   // KEYS registry; ARGV cursor, count
   'repeat-page': { keys: 1, args: 2 },
+  // KEYS the set (pending, a lane, schedule or dead); ARGV cursor, limit
+  'job-list': { keys: 1, args: 2 },
 };
 
 /**
@@ -80,7 +82,7 @@ export function layoutOf(script: Script): Layout {
 export const mostElements = (script: Script): number => 3 + layoutOf(script).keys + layoutOf(script).args;
 
 /** Scripts no producer pipelines (besides the control scripts): one call a request. */
-const SENT_ALONE = new Set(['flow', 'queue-info', 'group-read', 'repeat-page']);
+const SENT_ALONE = new Set(['flow', 'queue-info', 'group-read', 'repeat-page', 'job-list']);
 
 export interface ProducerCaps {
   /** Most elements in one command: the largest script call's. */

@@ -6,15 +6,16 @@
 import { FLOW_MAX_CHILDREN, QUEUE_MAX_LENGTH } from '../../shared/index.js';
 import { JOB_STATES } from '../../shared/job-state.js';
 import { PROBLEM_CODES, TITLES, type ProblemCode } from './problem.js';
+import { listJobsRoute, listQueuesRoute, listQuery, listSchemas } from './openapi-lists.js';
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
-const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
-const schema = (name: string) => ref('schemas', name);
-const str = { type: 'string' };
+export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+export const schema = (name: string) => ref('schemas', name);
+export const str = { type: 'string' };
 const array = (items: Json, maxItems?: number): Json => ({ type: 'array', items, ...(maxItems !== undefined && { minItems: 1, maxItems }) });
 /** A closed object: every property listed, each required unless `optional`. */
-const obj = (properties: Json, optional = false): Json => ({
+export const obj = (properties: Json, optional = false): Json => ({
   type: 'object',
   properties,
   ...(!optional && { required: Object.keys(properties) }),
@@ -59,11 +60,11 @@ const STATUS: Record<number, ProblemCode[]> = {
 };
 
 /** What any request that reaches Valkey may meet, and a /v1/queues request too. */
-const VALKEY: ProblemCode[] = ['misconfigured', 'internal', 'upstream_auth', 'unavailable', 'wire_mismatch'];
-const QUEUE: ProblemCode[] = ['unauthorized', 'forbidden_action', 'forbidden_queue', 'invalid_queue', ...VALKEY];
+export const VALKEY: ProblemCode[] = ['misconfigured', 'internal', 'upstream_auth', 'unavailable', 'wire_mismatch'];
+export const QUEUE: ProblemCode[] = ['unauthorized', 'forbidden_action', 'forbidden_queue', 'invalid_queue', ...VALKEY];
 const JOBS: ProblemCode[] = [...QUEUE, 'invalid_id', 'invalid_payload', 'payload_too_large', 'client_closed', 'conflict'];
 
-interface Route {
+export interface Route {
   summary: string;
   /** Success answers: status → the JSON body's schema. */
   ok: Record<number, Json>;
@@ -85,6 +86,7 @@ const ROUTES: Record<string, Record<string, Route>> = {
   '/healthz': { get: { summary: 'The process', ok: { 200: obj({ status: { const: 'ok' } }) } } },
   '/readyz': { get: { summary: 'The whole Valkey path', ok: { 200: obj({ status: { const: 'ready' } }) }, fails: VALKEY } },
   '/openapi.json': { get: { summary: 'This document', ok: { 200: { type: 'object', required: ['openapi', 'paths'] } } } },
+  '/v1/queues': { get: listQueuesRoute() },
   '/v1/queues/{queue}/jobs': {
     post: {
       summary: 'One job: the body is its payload, byte for byte',
@@ -95,6 +97,7 @@ const ROUTES: Record<string, Record<string, Route>> = {
       ok: { 201: verdicts('Enqueued', 'enqueued', 'scheduled'), 200: verdicts('Enqueued', 'duplicate') },
       fails: [...JOBS, 'invalid_idempotency_key', 'invalid_delay', 'invalid_not_before', 'invalid_group', 'idempotency_conflict'],
     },
+    get: listJobsRoute(),
   },
   '/v1/queues/{queue}/batch': {
     post: {
@@ -251,6 +254,7 @@ const QUERY: Record<string, [description: string, schema: Json, name?: string]> 
   cursor: ['The last group of the page before', schema('Group')],
   scheduleCursor: ['The cursor the page before answered', { type: 'string', pattern: '^[0-9]{1,20}$' }, 'cursor'],
   count: ['Groups a page, 1-1000 (default 100)', { type: 'integer', minimum: 1, maximum: 1000 }],
+  ...listQuery(),
 };
 
 /** Read by every route (each request's record: core.ts). */
@@ -420,6 +424,7 @@ function build(): Json {
             },
           },
         }),
+        ...listSchemas(),
         ProblemCode: { oneOf: PROBLEM_CODES.map((code) => ({ const: code, title: TITLES[code] })) },
         Problem: {
           ...obj({

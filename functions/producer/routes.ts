@@ -1,7 +1,9 @@
 // Every route of the producer, in the order they are matched (the first that matches answers):
+//   GET  /v1/queues                   getQueues     (list-routes.ts): a page of the queues that exist
 //   POST /v1/queues/:queue/jobs       postJob       (queue-routes.ts)
 //   POST /v1/queues/:queue/batch      postBatch
 //   POST /v1/queues/:queue/flows      postFlow
+//   GET  /v1/queues/:queue/jobs       getJobs       (list-routes.ts): a page of one state's jobs
 //   GET  /v1/queues/:queue/jobs/:id   getJob
 //   DELETE /v1/queues/:queue/jobs/:id deleteJob    (job-control-routes.ts; needs control)
 //   PATCH /v1/queues/:queue/jobs/:id  reschedule
@@ -26,6 +28,7 @@ import { openApi } from './openapi.js';
 import { Problem } from './problem.js';
 import { deleteJob, promote, reschedule } from './job-control-routes.js';
 import { getGroup, getQueue, pause, putGroup, resume } from './queue-control-routes.js';
+import { getJobs, getQueues } from './list-routes.js';
 import { getJob, postBatch, postFlow, postJob } from './queue-routes.js';
 import { deleteSchedule, getSchedule, getSchedules, pauseRoute, putSchedule, resumeRoute, runNowRoute } from './schedule-routes.js';
 import type { Capability } from './tokens.js';
@@ -66,9 +69,11 @@ const group = '/v1/queues/:queue/groups/:group';
 const schedule = '/v1/queues/:queue/schedules/:name';
 
 export const ROUTES: readonly Route[] = [
+  queueRoute('GET', '/v1/queues', 'read', getQueues),
   queueRoute('POST', '/v1/queues/:queue/jobs', 'enqueue', postJob),
   queueRoute('POST', '/v1/queues/:queue/batch', 'enqueue', postBatch),
   queueRoute('POST', '/v1/queues/:queue/flows', 'enqueue', postFlow),
+  queueRoute('GET', '/v1/queues/:queue/jobs', 'read', getJobs),
   queueRoute('GET', job, 'read', getJob),
   queueRoute('DELETE', job, 'control', deleteJob),
   queueRoute('PATCH', job, 'control', reschedule),

@@ -2,10 +2,12 @@
 // fenced and WAITed for when asked, on a GlideWire (glide-wire.ts: coalesced batches). Node
 // only; the core never imports it.
 import { Decoder, ProtocolVersion, GlideClient, GlideClusterClient, Logger, type GlideString } from '@valkey/valkey-glide';
-import type { Connection, Outcome, ScriptCommand } from '../connection.js';
+import type { Connection, Outcome, ScanStep, ScriptCommand } from '../connection.js';
 import { ConnectionError } from '../errors.js';
 import { DEFAULT_WIRE_VERSION, Fence, WIRE_VERSION_KEY, isWireVersion, type FenceState } from '../fence.js';
+import { scanStepOf } from '../queue-list.js';
 import { isReplyError, scriptOutcome } from './glide-replies.js';
+import { scanOutcome } from './glide-scan.js';
 import { GlideWire, toGlide, type Client, type WaitFor } from './glide-wire.js';
 import { parseValkeyUrl, redactUrl } from './valkey-url.js';
 
@@ -105,6 +107,13 @@ export class GlideConnection implements Connection {
     const held = this.fence.admit();
     const list = commands.map(argsOf);
     return held ? held.then(() => this.wire.sendAll(list, scriptOutcome)) : this.wire.sendAll(list, scriptOutcome);
+  }
+
+  /** One step of a SCAN walk (every primary of a cluster in turn: glide-scan.ts), after the fence. */
+  async scan(cursor: string, match: string, count: number): Promise<ScanStep> {
+    if (this.wire.isClosed) throw new ConnectionError('connection is closed');
+    await this.fence.admit();
+    return scanStepOf(await scanOutcome(this.wire, cursor, match, count));
   }
 
   async close(): Promise<void> {

@@ -11,7 +11,7 @@
 // header. Every pipeline's requests are planned before the first is sent, and bounded
 // (rest-encode.ts): a call that cannot fit is refused whole, nothing sent.
 // Replies are asked for in base64 (Upstash-Encoding) and decoded to bytes.
-import type { Connection, Outcome, Reply, RequestScope, ScriptCommand } from '../connection.js';
+import type { Connection, Outcome, Reply, RequestScope, ScanStep, ScriptCommand } from '../connection.js';
 import type { Observer } from '../observe.js';
 import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, TooLargeError, WireMismatchError } from '../errors.js';
 import { fetchTransport, type RestAnswer, type RestTransport } from './rest-transport.js';
@@ -23,6 +23,7 @@ import { printable } from '../fence.js';
 import { allScripts, controlScripts, type Script } from '../scripts.js';
 import { fromBase64 } from '../base64.js';
 import { backoff, mayRetry, type RetryPolicy } from '../retry.js';
+import { scanStepOf } from '../queue-list.js';
 
 export interface RestOptions {
   /** The endpoint: the gateway's URL, or an Upstash database's REST URL. */
@@ -330,6 +331,12 @@ export class RestConnection implements Connection {
     }
     if (form.form === 'path') return outcomeOf(await this.request(form.path, form.body, 'application/octet-stream', safe));
     return outcomeOf(await this.request('/', form.body, 'application/json', safe, form.base64));
+  }
+
+  /** One step of a SCAN walk, through the gateway (which walks a cluster's primaries for it); retried as a read. */
+  async scan(cursor: string, match: string, count: number): Promise<ScanStep> {
+    const body = JSON.stringify(['SCAN', cursor, 'MATCH', match, 'COUNT', String(count)]);
+    return scanStepOf(outcomeOf(await this.request('/', body, 'application/json', true)));
   }
 
   private safe(commands: readonly ScriptCommand[]): boolean {

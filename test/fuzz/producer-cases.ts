@@ -25,6 +25,7 @@ import {
   queueCtlArb,
 } from './producer-control.js';
 import { type SchedCase, planSched, schedArb } from './producer-schedules.js';
+import { type ListCase, listArb, planList } from './producer-lists.js';
 
 // ---------------------------------------------------------------- producer: any other request
 
@@ -78,7 +79,7 @@ function planOther(c: OtherCase): Plan {
   };
 }
 
-export type ProducerCase = JobsCase | BatchCase | GetCase | HookCase | FlowCase | OtherCase | JobCtlCase | QueueCtlCase | GroupCtlCase | SchedCase;
+export type ProducerCase = JobsCase | BatchCase | GetCase | HookCase | FlowCase | OtherCase | JobCtlCase | QueueCtlCase | GroupCtlCase | SchedCase | ListCase;
 export function planProducer(c: ProducerCase): Plan {
   switch (c.t) {
     case 'jobs':
@@ -101,6 +102,8 @@ export function planProducer(c: ProducerCase): Plan {
       return planGroupCtl(c);
     case 'sched':
       return planSched(c);
+    case 'list':
+      return planList(c);
   }
 }
 export const producerArb: fc.Arbitrary<ProducerCase> = fc.oneof(
@@ -110,6 +113,7 @@ export const producerArb: fc.Arbitrary<ProducerCase> = fc.oneof(
   { weight: 4, arbitrary: hookArb },
   { weight: 2, arbitrary: flowArb },
   { weight: 1, arbitrary: otherArb },
+  { weight: 2, arbitrary: listArb },
 );
 
 // ---------------------------------------------------------------- the placement fuzz: lanes and the schedule

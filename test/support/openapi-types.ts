@@ -153,6 +153,34 @@ export interface CronSchedules {
   schedules: Array<{ name: string; cron: string; queue: Queue; group?: Group; delay?: string; nextFireAt: number }>;
 }
 
+export interface JobRow {
+  id: Id;
+  state: 'pending' | 'scheduled' | 'dead';
+  attempts: number;
+  group?: Group;
+  runAt?: number;
+  lastError?: string;
+  bytes: number;
+}
+
+export interface QueueSummary {
+  name: Queue;
+  counts: { pending: number; active: number; scheduled: number; dead: number; completed: number; failed: number };
+  paused: boolean;
+}
+
+export interface QueuePage {
+  queues: Array<QueueSummary>;
+  cursor: string | null;
+}
+
+export interface JobPage {
+  queue: Queue;
+  state: 'pending' | 'scheduled' | 'dead';
+  jobs: Array<JobRow>;
+  cursor: string | null;
+}
+
 export type ProblemCode =
   | 'unauthorized'
   | 'forbidden_queue'

@@ -32,6 +32,7 @@ async function viaGateway(valkeyUrl: string, scope: 'producer' | 'control' = 'pr
   return {
     run: (c) => rest.run(c),
     pipeline: (c) => rest.pipeline(c),
+    scan: (cursor, match, count) => rest.scan(cursor, match, count),
     async close() {
       await rest.close();
       const code = await gateway.stop();
