@@ -13,6 +13,7 @@ import { startServer, type RunningServer } from '../scripts/valkey.js';
 import { ConfigError } from '../shared/config/parse.js';
 import { mintId } from '../shared/index.js';
 import { connectAdmin, freshQueue, snapshot, type Admin } from './support/admin.js';
+import { libraryConsumer } from './support/consumer.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway.js';
 import { startProducerProcess, type ProducerProcess } from './support/producer.js';
 import { producerOver, transports } from './support/producer-over.js';
@@ -58,6 +59,43 @@ describe.each(transports())('?wait=N without a replica: $name', (transport) => {
     const again = await post(over.producer.url, `/v1/queues/${q}/jobs?wait=1&wait_timeout_ms=100`, 'x', job(id));
     expect(again.body).toMatchObject({ code: 'not_replicated' });
     expect(Number(await over.admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(1);
+  });
+
+  // the soak on the cluster harness met it: after a kill -9 the new primary has no replica, so
+  // every write is a 503 not_replicated that landed; the consumer completed the job (its row
+  // gone) before the resend, which a plain Emq-Job-Id then admitted anew and it ran twice
+  it('the same request again after the job completed: duplicate, not admitted anew (flat, laned, scheduled, a batch)', async () => {
+    const q = freshQueue('wait');
+    const consumer = libraryConsumer(over.admin, q);
+    const cases: Array<[string, Record<string, string>, () => Promise<{ id: string; token: number } | null>]> = [
+      ['flat', {}, () => consumer.claim()],
+      ['laned', { 'Emq-Group': 'PRT0KHTOWnGLuC' }, () => consumer.gclaim()],
+      ['scheduled', { 'Emq-Delay': '1ms' }, async () => (await consumer.promote(), consumer.claim())],
+    ];
+    for (const [name, headers, claim] of cases) {
+      const id = mintId();
+      const send = () => post(over.producer.url, `/v1/queues/${q}/jobs?wait=1&wait_timeout_ms=20`, name, { ...job(id), ...headers });
+      expect((await send()).body.code, name).toBe('not_replicated');
+      if (name === 'scheduled') await new Promise((r) => setTimeout(r, 5));
+      const claimed = await claim();
+      expect(claimed?.id, name).toBe(id);
+      expect(await consumer.complete(id, claimed!.token), name).toBe('ok');
+      expect(await exists(over.admin, q, id), name).toBe(0);
+      expect((await send()).body.code, name).toBe('not_replicated'); // the answer is the WAIT's; the job is the same
+      expect(await exists(over.admin, q, id), `${name}: admitted anew`).toBe(0);
+    }
+    // a batch's items alike
+    const ids = [mintId(), mintId()];
+    const batch = () => post(over.producer.url, `/v1/queues/${q}/batch?wait=1&wait_timeout_ms=20`, JSON.stringify(ids.map((id) => ({ id, payload: id }))));
+    const first = await batch();
+    expect(first.body).toMatchObject({ code: 'not_replicated', results: ids.map((id) => ({ id, code: 'not_replicated' })) });
+    for (let i = 0; i < ids.length; i++) {
+      const claimed = await consumer.claim();
+      expect(await consumer.complete(claimed!.id, claimed!.token)).toBe('ok');
+    }
+    expect((await batch()).body.code).toBe('not_replicated');
+    for (const id of ids) expect(await exists(over.admin, q, id), `batch item ${id}: admitted anew`).toBe(0);
+    expect(Number(await over.admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(0);
   });
 
   it('batch and flow with ?wait=1: 503 not_replicated, the same counts', async () => {

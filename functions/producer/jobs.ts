@@ -3,7 +3,9 @@
 // Idempotency-Key or a webhook delivery). POST …/jobs (queue-routes.ts) and the webhooks
 // (webhook-route.ts) take them.
 import {
+  BatchError,
   ConflictError,
+  EmqError,
   enqueue,
   enqueueGrouped,
   enqueueGroupedMany,
@@ -33,6 +35,35 @@ export interface JobPlan {
 }
 
 export type Admitted = { id: string; verdict: 'enqueued' | 'scheduled' | 'duplicate' };
+
+/**
+ * A batch under ?wait=N: each item with an id admitted as admitJob's `parkId` admits one (the
+ * -once twin keyed by its id), so a resend after the jobs completed answers `duplicate`; the
+ * calls go together (one glide batch, or one REST pipeline with one Emq-Wait). A verdict per
+ * item in order; any item failed: BatchError with every item's outcome, as admitMany's.
+ */
+export async function admitParked(
+  valkey: Connection,
+  queue: string,
+  jobs: ReadonlyArray<{ id?: string | undefined; payload: Payload } & Placement>,
+  mint: () => string,
+  ttlSeconds: number,
+): Promise<Admitted[]> {
+  const settled = await Promise.allSettled(
+    jobs.map(({ id, payload, group, at, inMs }) => {
+      const placement = { group, at, inMs };
+      const once = id === undefined ? undefined : { scope: 'job-id', key: id, compare: false, ttlSeconds };
+      return admit(valkey, queue, { id, payload, placement }, mint, once);
+    }),
+  );
+  const results = settled.map((r, i) => {
+    if (r.status === 'fulfilled') return r.value;
+    if (!(r.reason instanceof EmqError)) throw r.reason;
+    return { id: jobs[i]!.id ?? '', error: r.reason };
+  });
+  if (results.some((r) => 'error' in r)) throw new BatchError<Admitted['verdict']>(results);
+  return results as Admitted[];
+}
 
 /** What makes a job -once: its dedup key's scope and key, whether a repeat must carry the same payload, the key's life. */
 export interface Once {
@@ -101,9 +132,17 @@ export async function admit(
  * The planned job admitted. An Idempotency-Key is the caller's own: scoped to the queue (the
  * dedup key's slot) and the caller; without Emq-Job-Id, the -once script's caller mints the id
  * (and mints again on a collision). The same key with another payload or group is 422.
+ *
+ * `parkId` (?wait=N): an Emq-Job-Id without an Idempotency-Key is admitted by the -once twin
+ * too, keyed by the id itself, so the same request sent again after a 503 not_replicated
+ * answers `duplicate` even once the job has completed and its row is gone (a plain
+ * Emq-Job-Id is deduplicated by the row alone: a resend after completion would run it again).
  */
-export async function admitJob(valkey: Connection, plan: JobPlan, caller: Caller, payload: Payload, mint: () => string): Promise<Admitted> {
+export async function admitJob(valkey: Connection, plan: JobPlan, caller: Caller, payload: Payload, mint: () => string, parkId = false): Promise<Admitted> {
   const { queue, given, key, placement, dedupeTtlSeconds } = plan;
+  if (key === undefined && parkId && given !== undefined) {
+    return admit(valkey, queue, { id: given, payload, placement }, mint, { scope: 'job-id', key: given, compare: false, ttlSeconds: dedupeTtlSeconds });
+  }
   if (key === undefined) return admit(valkey, queue, { id: given, payload, placement }, mint);
   const scope = `key:${await caller.scope()}`;
   try {

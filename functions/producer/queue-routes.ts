@@ -15,7 +15,7 @@ import { parseBatch } from './batch.js';
 import { json, type Answer, type Call, type Service } from './call.js';
 import { flowProblem, problemOf } from './error-problems.js';
 import { parseFlow } from './flow-body.js';
-import { admitJob, planJob, withDefaultLane } from './jobs.js';
+import { admitJob, admitParked, planJob, withDefaultLane } from './jobs.js';
 import { Problem } from './problem.js';
 import { waitOf } from './wait.js';
 
@@ -71,9 +71,10 @@ const created = (verdict: string) => (verdict === 'duplicate' ? 200 : 201);
 export async function postJob(call: Call, service: Service): Promise<Answer> {
   const { request } = call;
   const plan = planJob(queueOf(call), (name) => request.header(name), service.settings);
-  const valkey = via(call, service, plan.queue, waitOf(call, service));
+  const wait = waitOf(call, service);
+  const valkey = via(call, service, plan.queue, wait);
   const payload = await requestBody(call, plan.maxPayloadBytes, 'the payload');
-  const { id, verdict } = await admitJob(valkey, plan, call.caller, payload, service.mint);
+  const { id, verdict } = await admitJob(valkey, plan, call.caller, payload, service.mint, wait !== undefined);
   // the request's own path (…/v1/queues/<queue>/jobs): right under any prefix the app is mounted at
   return json(call, created(verdict), { id, queue: plan.queue, verdict }, { Location: `${request.path}/${id}` });
 }
@@ -81,12 +82,15 @@ export async function postJob(call: Call, service: Service): Promise<Answer> {
 export async function postBatch(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);
   const wait = waitOf(call, service);
-  const { maxBatchBytes, maxBatchItems, maxPayloadBytes, maxDelayMs, groupOf } = service.settings();
+  const { maxBatchBytes, maxBatchItems, maxPayloadBytes, maxDelayMs, groupOf, dedupeTtlSeconds } = service.settings();
   const body = await requestBody(call, maxBatchBytes, 'the batch body');
   const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs).map((job) => ({ ...job, ...withDefaultLane(queue, job, groupOf) }));
-  // flat, lane and scheduled items alike: one pipeline, a result per item in order
+  // flat, lane and scheduled items alike: one pipeline, a result per item in order (under
+  // ?wait, each item with an id admitted by its -once twin: a resend after completion is a duplicate)
   try {
-    return json(call, 200, { queue, results: await admitMany(via(call, service, queue, wait), queue, jobs, service.mint) });
+    const valkey = via(call, service, queue, wait);
+    const results = wait ? await admitParked(valkey, queue, jobs, service.mint, dedupeTtlSeconds) : await admitMany(valkey, queue, jobs, service.mint);
+    return json(call, 200, { queue, results });
   } catch (err) {
     if (!(err instanceof BatchError)) throw err;
     // each item is atomic on its own: say which landed, so none is lost to the caller
