@@ -15,6 +15,8 @@ export interface SoakProducerOptions {
   tenants: readonly string[];
   until: number;
   giveUpMs: number;
+  /** The query every write carries (the cluster harness's `wait=1`), or none. */
+  query?: string;
 }
 
 interface Answer {
@@ -119,6 +121,8 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
     return false;
   };
   const jobsPath = (q: string) => `/v1/queues/${q}/jobs`;
+  /** A write's path (POST …/jobs, …/batch, …/flows) with the query it carries. */
+  const write = (path: string) => (o.query ? `${path}?${o.query}` : path);
   const newJob = (verb: Verb, queue: string, fate: Fate, unique: string, extra: Partial<SentJob> = {}) => {
     const id = mintId();
     const p = payloadOf(verb, fate, unique);
@@ -129,7 +133,7 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
   /** POST …/jobs with the id minted first; answers the job when acknowledged. */
   const enqueue = async (verb: Verb, queue: string, fate: Fate, unique: string, headers: Record<string, string> = {}, extra: Partial<SentJob> = {}) => {
     const { job, bytes } = newJob(verb, queue, fate, unique, extra);
-    const a = await call('POST', jobsPath(queue), bytes, { 'Emq-Job-Id': job.id, 'Content-Type': 'application/octet-stream', ...headers });
+    const a = await call('POST', write(jobsPath(queue)), bytes, { 'Emq-Job-Id': job.id, 'Content-Type': 'application/octet-stream', ...headers });
     return ack(a, [job], `${verb} ${job.id}`) ? { job, a: a! } : null;
   };
   const control = (verb: string, a: Answer | null) =>
@@ -155,7 +159,7 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
     } else if (verb === 'batch') {
       const items = Array.from({ length: between(5, 30) }, (_, i) => newJob('batch', main, 'ok', `${unique}.${i}`));
       const body = JSON.stringify(items.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes) })));
-      const a = await call('POST', `/v1/queues/${main}/batch`, body, { 'Content-Type': 'application/json' });
+      const a = await call('POST', write(`/v1/queues/${main}/batch`), body, { 'Content-Type': 'application/json' });
       const results = (a?.body.results ?? []) as Array<{ verdict?: string }>;
       if (a?.status === 200 && results.some((r) => r.verdict !== 'enqueued' && r.verdict !== 'duplicate')) a.status = 207; // counted refused
       ack(
@@ -167,12 +171,12 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
       const p = payloadOf('idem', 'ok', unique);
       const key = `soak-${unique}`;
       const headers = { 'Idempotency-Key': key, 'Content-Type': 'application/octet-stream' };
-      const a = await call('POST', jobsPath(main), p.bytes, headers);
+      const a = await call('POST', write(jobsPath(main)), p.bytes, headers);
       const id = typeof a?.body.id === 'string' ? a.body.id : `?${unique}`;
       const job: SentJob = { id, queue: main, verb: 'idem', fate: 'ok', digest: p.digest, acked: false };
       ledger.jobs.set(id, job);
       if (ack(a, [job], `idem ${key}`) && Math.random() < 0.3) {
-        const again = await call('POST', jobsPath(main), p.bytes, headers);
+        const again = await call('POST', write(jobsPath(main)), p.bytes, headers);
         if (again?.status === 200 && again.body.id === id) ledger.idemReuse.ok++;
         else ledger.idemReuse.mismatch++;
       }
@@ -186,7 +190,7 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
         parent: { id: parent.job.id, payloadBase64: b64(parent.bytes) },
         children: kids.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes), ...(job.queue !== main ? { queue: job.queue } : {}) })),
       });
-      const a = await call('POST', `/v1/queues/${main}/flows`, body, { 'Content-Type': 'application/json' });
+      const a = await call('POST', write(`/v1/queues/${main}/flows`), body, { 'Content-Type': 'application/json' });
       ack(a, [parent.job, ...kids.map((k) => k.job)], `${verb} ${parent.job.id}`);
     } else if (verb === 'cancel') {
       // two in three wait 8 s in the schedule; the rest are flat, raced against the consumers

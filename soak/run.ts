@@ -7,12 +7,12 @@ import type { GlideString } from '@valkey/valkey-glide';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAULT_KINDS, type FaultRecord, runFaults } from './faults.js';
+import type { FaultRecord } from './faults.js';
+import { type SoakHarness, type SoakStack, singleNode } from './harness.js';
 import { type FleetConfig, readLogs, startFleet } from './library/fleet.js';
 import { startPump } from './library/pump.js';
 import { type Ledger, newLedger } from './ledger.js';
 import { produce, tenantsOf } from './producers.js';
-import { type Stack, startStack } from './stack.js';
 import { type Findings, verify } from './verify.js';
 
 export interface SoakOptions {
@@ -25,11 +25,13 @@ export interface SoakOptions {
   tenants?: number;
   /** How long the drain after the run may take before the verdict. */
   drainSeconds?: number;
+  /** What it runs on (soak/harness.ts): one server by default, or the cluster harness. */
+  harness?: SoakHarness;
   log?: (line: string) => void;
 }
 
 export interface SoakResult {
-  options: Required<Omit<SoakOptions, 'log'>>;
+  options: Required<Omit<SoakOptions, 'log' | 'harness'>>;
   ledger: Ledger;
   faults: FaultRecord[];
   findings: Findings;
@@ -44,16 +46,26 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const { seconds, producers, faultsEach, consumers = 4, tenants: tenantCount = 16, drainSeconds = 90, log = (l: string) => console.log(l) } = options;
-  const stack = await startStack();
+  const harness = options.harness ?? singleNode;
+  const { stack, target, writeQuery, faults: inject } = await harness.start();
   const dir = mkdtempSync(join(tmpdir(), 'emq-soak-'));
   let ledgerOf: Ledger['jobs'] | undefined;
   try {
     const run = Date.now().toString(36);
     const queues = { main: `soak-${run}-main`, lanes: `soak-${run}-lanes`, side: `soak-${run}-side` };
     const all = [queues.main, queues.lanes, queues.side];
-    const cfg: FleetConfig = { port: stack.valkey.port, queues: all, leaseMs: LEASE_MS, beatMs: 250, retryDelayMs: 300, maxAttempts: 3, drainCap: 200 };
+    const cfg: FleetConfig = {
+      port: target.port ?? 0,
+      seeds: target.seeds,
+      queues: all,
+      leaseMs: LEASE_MS,
+      beatMs: 250,
+      retryDelayMs: 300,
+      maxAttempts: 3,
+      drainCap: 200,
+    };
     const fleet = startFleet(consumers, cfg, dir);
-    const pump = await startPump(stack.valkey.port, all);
+    const pump = await startPump(target, all);
     const ledger = newLedger();
     ledgerOf = ledger.jobs;
     const started = Date.now();
@@ -66,9 +78,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const tenants = tenantsOf(tenantCount);
     try {
       const loads = Array.from({ length: producers }, (_, i) =>
-        produce(i, { worker: stack.worker, token: stack.token, queues, tenants, until, giveUpMs: 60_000 }, ledger),
+        produce(i, { worker: stack.worker, token: stack.token, queues, tenants, until, giveUpMs: 60_000, query: writeQuery }, ledger),
       );
-      faults = await runFaults(stack, fleet, seconds, faultsEach, log);
+      faults = await inject(fleet, seconds, faultsEach, log);
       await Promise.all(loads);
       const quietAt = await drain(stack.admin, ledger, all, Date.now() + drainSeconds * 1000);
       log(quietAt ? `drained ${((quietAt - until) / 1000).toFixed(1)} s after the producers stopped` : `not drained after ${drainSeconds} s`);
@@ -79,7 +91,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }
     const elapsedMs = Date.now() - started;
     const findings = await verify(stack.admin, ledger, readLogs(dir), all, LEASE_MS);
-    const table = tableOf(ledger, faults, findings, { seconds, producers, faultsEach, consumers }, elapsedMs, fleet.restarts(), pump.delivered());
+    const table = tableOf(
+      ledger,
+      faults,
+      findings,
+      { seconds, producers, faultsEach, consumers, kinds: harness.kinds },
+      elapsedMs,
+      fleet.restarts(),
+      pump.delivered(),
+    );
     return {
       options: { seconds, producers, faultsEach, consumers, tenants: tenantCount, drainSeconds },
       ledger,
@@ -99,7 +119,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 }
 
 /** Waits until no queue holds work (pending, active, ring, outbox, schedule but what may stay); answers when, or null at the deadline. */
-async function drain(admin: Stack['admin'], ledger: Ledger, queues: string[], deadline: number): Promise<number | null> {
+async function drain(admin: SoakStack['admin'], ledger: Ledger, queues: string[], deadline: number): Promise<number | null> {
   const mayStay = [...ledger.jobs.values()].filter((j) => j.mayStayScheduled).length;
   const n = async (...args: GlideString[]) => Number(await admin.customCommand(args).catch(() => -1));
   while (Date.now() < deadline) {
@@ -120,7 +140,7 @@ function tableOf(
   ledger: Ledger,
   faults: FaultRecord[],
   f: Findings,
-  o: { seconds: number; producers: number; faultsEach: number; consumers: number },
+  o: { seconds: number; producers: number; faultsEach: number; consumers: number; kinds: readonly string[] },
   elapsedMs: number,
   restarts: number,
   delivered: number,
@@ -132,7 +152,7 @@ function tableOf(
   const zero = (measure: string, value: number) => row(measure, value, '0', value === 0);
   row('producers (concurrent) / library consumer loops', `${o.producers} / ${o.consumers}`);
   row('run (producing, then draining)', `${(elapsedMs / 1000).toFixed(0)} s`);
-  for (const kind of FAULT_KINDS) {
+  for (const kind of o.kinds) {
     const n = faults.filter((r) => r.kind === kind).length;
     row(`faults: ${kind}`, n, `${o.faultsEach}`, n === o.faultsEach);
   }
