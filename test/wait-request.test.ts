@@ -95,6 +95,22 @@ describe.each(transports())('?wait=N without a replica: $name', (transport) => {
     }
     expect((await batch()).body.code).toBe('not_replicated');
     for (const id of ids) expect(await exists(over.admin, q, id), `batch item ${id}: admitted anew`).toBe(0);
+    // a flow: its completed parent's :dependencies and :processed outlive it, and the resend finds them
+    const [parent, child] = [mintId(), mintId()];
+    const flow = () =>
+      post(
+        over.producer.url,
+        `/v1/queues/${q}/flows?wait=1&wait_timeout_ms=20`,
+        JSON.stringify({ parent: { id: parent, payload: 'p' }, children: [{ id: child, payload: 'c' }] }),
+      );
+    expect((await flow()).body.code).toBe('not_replicated');
+    for (const id of [child, parent]) {
+      const claimed = await consumer.claim();
+      expect(claimed?.id).toBe(id);
+      expect(await consumer.complete(id, claimed!.token)).toBe('ok');
+    }
+    expect((await flow()).body.code).toBe('not_replicated');
+    for (const id of [parent, child]) expect(await exists(over.admin, q, id), `flow job ${id}: admitted anew`).toBe(0);
     expect(Number(await over.admin.call('ZCARD', `emq:{${q}}:pending`))).toBe(0);
   });
 

@@ -49,17 +49,21 @@ export async function admitParked(
   mint: () => string,
   ttlSeconds: number,
 ): Promise<Admitted[]> {
+  // an item without an id gets one minted here, so a failure can name it; unlike admitMany, a
+  // minted id that names another minter's job is not minted again (it answers duplicate): under
+  // ?wait, items should carry their ids (docs/api.md)
+  const ids = jobs.map((job) => job.id ?? mint());
   const settled = await Promise.allSettled(
-    jobs.map(({ id, payload, group, at, inMs }) => {
+    jobs.map(({ id: given, payload, group, at, inMs }, i) => {
       const placement = { group, at, inMs };
-      const once = id === undefined ? undefined : { scope: 'job-id', key: id, compare: false, ttlSeconds };
-      return admit(valkey, queue, { id, payload, placement }, mint, once);
+      const once = given === undefined ? undefined : { scope: 'job-id', key: given, compare: false, ttlSeconds };
+      return admit(valkey, queue, { id: ids[i], payload, placement }, mint, once);
     }),
   );
   const results = settled.map((r, i) => {
     if (r.status === 'fulfilled') return r.value;
     if (!(r.reason instanceof EmqError)) throw r.reason;
-    return { id: jobs[i]!.id ?? '', error: r.reason };
+    return { id: ids[i]!, error: r.reason };
   });
   if (results.some((r) => 'error' in r)) throw new BatchError<Admitted['verdict']>(results);
   return results as Admitted[];

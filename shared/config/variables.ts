@@ -187,7 +187,7 @@ export const VARIABLES: readonly Variable[] = [
     kind: { type: 'whole', min: 1, max: 4_000, unit: 'ms' },
     default: 1_000,
     meaning:
-      "the longest WAIT a request's `?wait=N` may ask for (`?wait_timeout_ms=`, default this): after the write, the node that took it waits this long at most for N replicas; set, it must be below EMQ_REST_TIMEOUT_MS (checked at start); unset, at most half of it. Below glide's 5 s request budget",
+      "the longest WAIT a request's `?wait=N` may ask for (`?wait_timeout_ms=`, default this); set, below EMQ_REST_TIMEOUT_MS (checked at start); unset, at most half of it",
     apps: ['worker', 'producer'],
     secret: false,
   },
@@ -420,7 +420,7 @@ export const VARIABLES: readonly Variable[] = [
     kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'ms' },
     default: 1_000,
     meaning:
-      "the longest WAIT a producer's or control token's request may ask for with Emq-Wait-Timeout-Ms (a longer one is cut to it; none given: this); set, it must be below EMQ_GATEWAY_TIMEOUT_MS (checked at start), since the WAIT holds the shared connection; unset, at most half of it",
+      'the longest WAIT an Emq-Wait request may ask for (a longer one is cut to it); set, below EMQ_GATEWAY_TIMEOUT_MS (checked at start); unset, at most half of it',
     apps: ['gateway', 'dev'],
     secret: false,
   },
