@@ -3,8 +3,9 @@
 // coordinated (CLUSTER FAILOVER on its replica: no write is lost) and once by kill -9 (its
 // replica is elected after cluster-node-timeout; a write acknowledged only by the dead primary
 // is what ?wait=1 keeps from happening), the old primary then restarted and rejoining as the new
-// one's replica; plus SCRIPT FLUSH on every node, a gateway restart and a consumer killed
-// mid-job. The cluster is read with valkey-cli (CLUSTER NODES), asking whichever node answers.
+// one's replica; plus SCRIPT FLUSH on every node, a gateway restart, a consumer killed
+// mid-job and a Worker isolate restart. The cluster is read with valkey-cli (CLUSTER NODES),
+// asking whichever node answers.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { FaultRecord } from './faults.js';
@@ -17,6 +18,7 @@ export const CLUSTER_FAULT_KINDS = [
   'SCRIPT FLUSH on every node',
   'gateway restart',
   'a consumer killed mid-job',
+  'Worker isolate restart',
 ] as const;
 type Kind = (typeof CLUSTER_FAULT_KINDS)[number];
 
@@ -140,6 +142,7 @@ const inject: Record<Kind, Inject> = {
     await stack.gateway.restart();
     return 'SIGTERM, drained, started again on the same port';
   },
+  'Worker isolate restart': (stack) => stack.restartWorker(),
   async 'a consumer killed mid-job'(_stack, fleet) {
     const loop = await fleet.killMidJob();
     return loop < 0 ? 'no job claimed in 30 s: none killed' : `loop ${loop}: SIGKILL after a claim, restarted; its lease runs out and reap returns the job`;

@@ -8,9 +8,10 @@ import type { SoakHarness } from './harness.js';
 
 export const clusterHarness = (wait = true): SoakHarness => ({
   name: `cluster harness (3 primaries, a replica each)${wait ? ', ?wait=1' : ', no ?wait'}`,
-  kinds: CLUSTER_FAULT_KINDS,
-  async start() {
-    const stack = await startClusterStack();
+  kinds: () => CLUSTER_FAULT_KINDS,
+  async start({ mode, sources }) {
+    if (mode !== 'worker') throw new Error('the cluster harness runs the Worker mode only (SOAK_MODE=worker)');
+    const stack = await startClusterStack(sources);
     return {
       stack,
       target: { seeds: stack.cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })) },

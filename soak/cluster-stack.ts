@@ -16,6 +16,8 @@ import type { SoakStack } from './harness.js';
 export interface ClusterStack extends SoakStack {
   cluster: RunningCluster;
   gateway: GatewayProcess;
+  /** workerd's Worker disposed and started again on the same port. */
+  restartWorker(): Promise<string>;
 }
 
 const text = (v: GlideString | undefined) => (v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('latin1') : String(v));
@@ -32,7 +34,8 @@ function byKey(client: GlideClusterClient): SoakStack['admin'] {
   return { customCommand } as unknown as Pick<GlideClient, 'customCommand'>;
 }
 
-export async function startClusterStack(): Promise<ClusterStack> {
+/** `sources`: EMQ_SOURCES for the Worker (the webhooks verb), as its JSON. */
+export async function startClusterStack(sources?: Record<string, unknown>): Promise<ClusterStack> {
   const root = repoRoot();
   goOffline();
   Logger.init('off'); // glide's warnings (MOVED, NOSCRIPT, reconnects) are the faults the soak injects
@@ -54,19 +57,31 @@ export async function startClusterStack(): Promise<ClusterStack> {
     const gateway = await startGatewayProcess(cluster.url);
     parts.push(() => gateway.stop());
     const token = `soak-${randomBytes(16).toString('hex')}`;
+    const tokens = JSON.stringify([{ token, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] }]);
     const { unstable_startWorker } = await import('wrangler');
-    const worker = await unstable_startWorker({
-      config: join(root, 'wrangler.toml'),
-      bindings: {
-        EMQ_REST_URL: { type: 'plain_text', value: gateway.url },
-        EMQ_REST_TOKEN: { type: 'secret_text', value: gateway.control },
-        EMQ_TOKENS: { type: 'secret_text', value: JSON.stringify([{ token, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] }]) },
-      },
-      dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: false, watch: false, logLevel: 'none' },
-    });
+    const start = async (port: number) => {
+      const w = await unstable_startWorker({
+        config: join(root, 'wrangler.toml'),
+        bindings: {
+          EMQ_REST_URL: { type: 'plain_text', value: gateway.url },
+          EMQ_REST_TOKEN: { type: 'secret_text', value: gateway.control },
+          EMQ_TOKENS: { type: 'secret_text', value: tokens },
+          ...(sources ? { EMQ_SOURCES: { type: 'secret_text', value: JSON.stringify(sources) } } : {}),
+        },
+        dev: { server: { hostname: '127.0.0.1', port }, inspector: false, persist: false, watch: false, logLevel: 'none' },
+      });
+      await w.ready;
+      return w;
+    };
+    let worker = await start(0);
     parts.push(() => worker.dispose());
-    await worker.ready;
-    return { cluster, gateway, worker: await worker.url, token, admin: byKey(client), stop };
+    const url = await worker.url;
+    const restartWorker = async () => {
+      await worker.dispose();
+      worker = await start(Number(url.port));
+      return 'workerd disposed, started again on the same port';
+    };
+    return { cluster, gateway, worker: url, token, admin: byKey(client), restartWorker, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -4,10 +4,10 @@
 // fsync, soak/faults.ts's faults); soak/cluster-harness.ts is the cluster harness
 // (SOAK_CLUSTER=1: 3 primaries with a replica each, primary failovers, ?wait=1).
 import type { GlideClient } from '@valkey/valkey-glide';
-import { FAULT_KINDS, type FaultRecord, runFaults } from './faults.js';
+import { FAULT_KINDS, type FaultRecord, GLIDE_FAULT_KINDS, runFaults } from './faults.js';
 import type { Fleet } from './library/fleet.js';
 import type { Target } from './library/connect.js';
-import { startStack } from './stack.js';
+import { type SoakMode, type StackOptions, startStack } from './stack.js';
 
 /** What run.ts reads of a stack: the Worker, its token, an admin client (by key: a cluster's routes each command to its key's primary), stop. */
 export interface SoakStack {
@@ -28,21 +28,24 @@ export interface RunningHarness {
 }
 
 export interface SoakHarness {
+  /** What the report's `on` row says. */
   name: string;
-  kinds: readonly string[];
-  start(): Promise<RunningHarness>;
+  /** The fault kinds it injects in a mode, in the table's order. */
+  kinds(mode: SoakMode): readonly string[];
+  start(options: Required<Pick<StackOptions, 'mode'>> & Pick<StackOptions, 'sources'>): Promise<RunningHarness>;
 }
 
 export const singleNode: SoakHarness = {
-  name: 'Valkey single node',
-  kinds: FAULT_KINDS,
-  async start() {
-    const stack = await startStack();
+  name: 'one valkey-server (AOF, appendfsync always)',
+  kinds: (mode) => (mode === 'glide' ? GLIDE_FAULT_KINDS : FAULT_KINDS),
+  async start(options) {
+    const stack = await startStack(options);
+    const kinds = options.mode === 'glide' ? GLIDE_FAULT_KINDS : FAULT_KINDS;
     return {
       stack,
       target: { port: stack.valkey.port },
       writeQuery: '',
-      faults: (fleet, seconds, each, log) => runFaults(stack, fleet, seconds, each, log),
+      faults: (fleet, seconds, each, log) => runFaults(stack, fleet, seconds, each, log, kinds),
     };
   },
 };

@@ -3,9 +3,7 @@
 // Idempotency-Key or a webhook delivery). POST …/jobs (queue-routes.ts) and the webhooks
 // (webhook-route.ts) take them.
 import {
-  BatchError,
   ConflictError,
-  EmqError,
   enqueue,
   enqueueGrouped,
   enqueueGroupedMany,
@@ -16,6 +14,7 @@ import {
   scheduleMany,
   scheduleOnce,
   validateId,
+  type BatchOnce,
   type Connection,
   type Payload,
 } from '../../shared/index.js';
@@ -36,48 +35,14 @@ export interface JobPlan {
 
 export type Admitted = { id: string; verdict: 'enqueued' | 'scheduled' | 'duplicate' };
 
-/**
- * A batch under ?wait=N: each item with an id admitted as admitJob's `parkId` admits one (the
- * -once twin keyed by its id), so a resend after the jobs completed answers `duplicate`; the
- * calls go together (one glide batch, or one REST pipeline with one Emq-Wait). A verdict per
- * item in order; any item failed: BatchError with every item's outcome, as admitMany's.
- */
-export async function admitParked(
-  valkey: Connection,
-  queue: string,
-  jobs: ReadonlyArray<{ id?: string | undefined; payload: Payload } & Placement>,
-  mint: () => string,
-  ttlSeconds: number,
-): Promise<Admitted[]> {
-  // an item without an id gets one minted here, so a failure can name it; unlike admitMany, a
-  // minted id that names another minter's job is not minted again (it answers duplicate): under
-  // ?wait, items should carry their ids (docs/api.md)
-  const ids = jobs.map((job) => job.id ?? mint());
-  const settled = await Promise.allSettled(
-    jobs.map(({ id: given, payload, group, at, inMs }, i) => {
-      const placement = { group, at, inMs };
-      const once = given === undefined ? undefined : { scope: 'job-id', key: given, compare: false, ttlSeconds };
-      return admit(valkey, queue, { id: ids[i], payload, placement }, mint, once);
-    }),
-  );
-  const results = settled.map((r, i) => {
-    if (r.status === 'fulfilled') return r.value;
-    if (!(r.reason instanceof EmqError)) throw r.reason;
-    return { id: ids[i]!, error: r.reason };
-  });
-  if (results.some((r) => 'error' in r)) throw new BatchError<Admitted['verdict']>(results);
-  return results as Admitted[];
-}
+/** The dedup scope of a job id kept under ?wait=N (its `de:` key is named by the id alone, in the queue's slot). */
+export const PARKED_ID = 'job-id';
 
 /** What makes a job -once: its dedup key's scope and key, whether a repeat must carry the same payload, the key's life. */
-export interface Once {
-  scope: string;
-  key: string;
-  compare: boolean;
-  ttlSeconds: number;
-}
+export type Once = BatchOnce;
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
+/** An Idempotency-Key (the header, or a batch item's `idempotencyKey`): 1 to 255 printable ASCII characters, not starting with a space. */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
 
 /** The request's Idempotency-Key (`header`: any case), or undefined; one that is not 1 to 255 printable ASCII characters is 400. */
 export function idempotencyKeyOf(header: (name: string) => string | undefined): string | undefined {
@@ -145,7 +110,7 @@ export async function admit(
 export async function admitJob(valkey: Connection, plan: JobPlan, caller: Caller, payload: Payload, mint: () => string, parkId = false): Promise<Admitted> {
   const { queue, given, key, placement, dedupeTtlSeconds } = plan;
   if (key === undefined && parkId && given !== undefined) {
-    return admit(valkey, queue, { id: given, payload, placement }, mint, { scope: 'job-id', key: given, compare: false, ttlSeconds: dedupeTtlSeconds });
+    return admit(valkey, queue, { id: given, payload, placement }, mint, { scope: PARKED_ID, key: given, compare: false, ttlSeconds: dedupeTtlSeconds });
   }
   if (key === undefined) return admit(valkey, queue, { id: given, payload, placement }, mint);
   const scope = `key:${await caller.scope()}`;
