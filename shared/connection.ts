@@ -60,4 +60,16 @@ export interface ScanStep {
 export interface RequestScope {
   headers?: Readonly<Record<string, string>> | undefined;
   observer?: Observer | undefined;
+  /**
+   * After each write, WAIT until this many replicas have it, on the node that took it (glide:
+   * the slot's primary; REST: the gateway does, asked by Emq-Wait); fewer in time rejects
+   * with NotReplicatedError. A connection that cannot wait refuses the scope (see scoped()).
+   */
+  wait?: WaitFor | undefined;
+}
+
+/** Replicas to WAIT for after a write, and how long one WAIT may block. */
+export interface WaitFor {
+  replicas: number;
+  timeoutMs: number;
 }

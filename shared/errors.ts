@@ -123,6 +123,23 @@ export class ConnectionError extends EmqError {
   }
 }
 
+/**
+ * A write asked to wait for replicas (?wait=N, Emq-Wait) reached fewer of them in time: it is on
+ * the primary (or was, if it just failed), not yet safe from a failover. Sending the same call
+ * again with the same id (or Idempotency-Key) is safe: it answers duplicate and waits again.
+ */
+export class NotReplicatedError extends ConnectionError {
+  constructor(
+    message: string,
+    /** Replicas that confirmed (the fewest over the nodes written). */
+    readonly replicas: number,
+    /** Replicas asked for. */
+    readonly wanted: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The gateway or REST endpoint refused the credentials (401, 403). Fix the token; retrying will not help. */
 export class AuthError extends EmqError {
   constructor(message: string) {

@@ -1,5 +1,5 @@
 // The keyspace and enqueue package: runtime-agnostic (no Node built-ins, no Workers APIs).
-export type { Arg, Connection, Outcome, Reply, ScriptCommand } from './connection.js';
+export type { Arg, Connection, Outcome, Reply, ScriptCommand, WaitFor } from './connection.js';
 export { RestConnection, connectRest } from './connections/rest.js';
 export type { RestOptions } from './connections/rest.js';
 export { BatchError, MINT_TRIES, enqueue, enqueueNew } from './enqueue.js';

@@ -5,7 +5,7 @@
 // (`observed()`), so each request can have its own without changing any function's signature.
 // Observers must not throw and must be cheap: they run on the hot path.
 import type { Arg, Connection, Outcome, RequestScope, ScriptCommand } from './connection.js';
-import { errorPrefix } from './errors.js';
+import { InvalidArgumentError, errorPrefix } from './errors.js';
 import type { Script } from './scripts.js';
 
 export interface Observer {
@@ -24,10 +24,12 @@ export interface Observer {
 /**
  * `connection` for one request: the transport's own `withRequest` where it has one (REST:
  * headers and retries), else a view whose calls dispatch reports to `scope.observer`.
- * Closing the view does not close `connection`.
+ * Closing the view does not close `connection`. A `scope.wait` needs `withRequest` (a view
+ * cannot WAIT for replicas): without it, InvalidArgumentError, before anything is sent.
  */
 export function scoped(connection: Connection, scope: RequestScope): Connection {
   if (connection.withRequest) return connection.withRequest(scope);
+  if (scope.wait) throw new InvalidArgumentError('this connection cannot WAIT for replicas: it has no withRequest');
   const view: Connection = {
     observer: scope.observer,
     run: (c: ScriptCommand) => connection.run(c),

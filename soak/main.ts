@@ -1,6 +1,8 @@
 // npm run soak: SOAK_SECONDS (default 300), SOAK_PRODUCERS (32), SOAK_FAULTS_EACH (6), SOAK_CONSUMERS (4),
-// SOAK_MODE (worker: the Worker and the gateway, the default; glide: `emq producer` over glide).
+// SOAK_MODE (worker: the Worker and the gateway, the default; glide: `emq producer` over glide);
+// SOAK_CLUSTER=1: on the cluster harness (soak/cluster-harness.ts), writes with ?wait=1 (SOAK_WAIT=0: without).
 // Prints progress, the fault log and the table; exits 1 if any must is not met.
+import { clusterHarness } from './cluster-harness.js';
 import { printTable, runSoak } from './run.js';
 
 const num = (name: string, fallback: number) => {
@@ -20,6 +22,7 @@ const result = await runSoak({
   producers: num('SOAK_PRODUCERS', 32),
   faultsEach: num('SOAK_FAULTS_EACH', 6),
   consumers: num('SOAK_CONSUMERS', 4),
+  ...(process.env.SOAK_CLUSTER === '1' && { harness: clusterHarness(process.env.SOAK_WAIT !== '0') }),
 });
 console.log(`\n${printTable(result)}\n`);
 console.log(result.ok ? 'soak: every must is met' : 'soak: FAILED');

@@ -18,6 +18,8 @@ export interface SoakProducerOptions {
   giveUpMs: number;
   /** The webhooks verb's sources; without them, no webhooks are sent. */
   hooks?: Hooks;
+  /** The query every write carries (the cluster harness's `wait=1`), or none. */
+  query?: string;
 }
 
 export interface Answer {
@@ -128,6 +130,8 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
     return false;
   };
   const jobsPath = (q: string) => `/v1/queues/${q}/jobs`;
+  /** A write's path (POST …/jobs, …/batch, …/flows) with the query it carries. */
+  const write = (path: string) => (o.query ? `${path}?${o.query}` : path);
   const newJob = (verb: Verb, queue: string, fate: Fate, unique: string, extra: Partial<SentJob> = {}) => {
     const id = mintId();
     const p = payloadOf(verb, fate, unique);
@@ -139,7 +143,7 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
   const enqueue = async (verb: Verb, queue: string, fate: Fate, unique: string, headers: Record<string, string> = {}, extra: Partial<SentJob> = {}) => {
     const { job, bytes } = newJob(verb, queue, fate, unique, extra);
     // the id as the Idempotency-Key too: a retry whose first try landed and whose job has completed since is still that job (docs/api.md)
-    const a = await call('POST', jobsPath(queue), bytes, {
+    const a = await call('POST', write(jobsPath(queue)), bytes, {
       'Emq-Job-Id': job.id,
       'Idempotency-Key': job.id,
       'Content-Type': 'application/octet-stream',
@@ -155,7 +159,7 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
     const unique = `p${index}-${n}`;
     // the first round deals the verbs out across the producers, so a short run sends each of them
     const verb = n === 0 ? firstVerb(index, o.hooks !== undefined) : pickVerb(o.hooks !== undefined);
-    if (verb === 'webhook') await deliver(o.hooks!, unique, pickFate(), { call, ack, ledger });
+    if (verb === 'webhook') await deliver(o.hooks!, unique, pickFate(), { call, ack, ledger, write });
     else if (verb === 'flat') await enqueue('flat', main, pickFate(), unique);
     else if (verb === 'group') {
       const group = pickTenant(o.tenants);
@@ -172,7 +176,7 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
     } else if (verb === 'batch') {
       const items = Array.from({ length: between(5, 30) }, (_, i) => newJob('batch', main, 'ok', `${unique}.${i}`));
       const body = JSON.stringify(items.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes), idempotencyKey: job.id })));
-      const a = await call('POST', `/v1/queues/${main}/batch`, body, { 'Content-Type': 'application/json' });
+      const a = await call('POST', write(`/v1/queues/${main}/batch`), body, { 'Content-Type': 'application/json' });
       const results = (a?.body.results ?? []) as Array<{ verdict?: string }>;
       if (a?.status === 200 && results.some((r) => r.verdict !== 'enqueued' && r.verdict !== 'duplicate')) a.status = 207; // counted refused
       ack(
@@ -184,12 +188,12 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
       const p = payloadOf('idem', 'ok', unique);
       const key = `soak-${unique}`;
       const headers = { 'Idempotency-Key': key, 'Content-Type': 'application/octet-stream' };
-      const a = await call('POST', jobsPath(main), p.bytes, headers);
+      const a = await call('POST', write(jobsPath(main)), p.bytes, headers);
       const id = typeof a?.body.id === 'string' ? a.body.id : `?${unique}`;
       const job: SentJob = { id, queue: main, verb: 'idem', fate: 'ok', digest: p.digest, acked: false };
       ledger.jobs.set(id, job);
       if (ack(a, [job], `idem ${key}`) && Math.random() < 0.3) {
-        const again = await call('POST', jobsPath(main), p.bytes, headers);
+        const again = await call('POST', write(jobsPath(main)), p.bytes, headers);
         if (again?.status === 200 && again.body.id === id) ledger.idemReuse.ok++;
         else ledger.idemReuse.mismatch++;
       }
@@ -203,7 +207,7 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
         parent: { id: parent.job.id, payloadBase64: b64(parent.bytes) },
         children: kids.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes), ...(job.queue !== main ? { queue: job.queue } : {}) })),
       });
-      const a = await call('POST', `/v1/queues/${main}/flows`, body, { 'Content-Type': 'application/json' });
+      const a = await call('POST', write(`/v1/queues/${main}/flows`), body, { 'Content-Type': 'application/json' });
       ack(a, [parent.job, ...kids.map((k) => k.job)], `${verb} ${parent.job.id}`);
     } else if (verb === 'cancel') {
       // two in three wait 8 s in the schedule; the rest are flat, raced against the consumers

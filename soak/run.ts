@@ -7,12 +7,13 @@ import type { GlideString } from '@valkey/valkey-glide';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAULT_KINDS, type FaultKind, type FaultRecord, GLIDE_FAULT_KINDS, runFaults } from './faults.js';
+import type { FaultRecord } from './faults.js';
+import { type SoakHarness, type SoakStack, singleNode } from './harness.js';
 import { type FleetConfig, readLogs, startFleet } from './library/fleet.js';
 import { startPump } from './library/pump.js';
 import { type Ledger, newLedger } from './ledger.js';
 import { produce, tenantsOf } from './producers.js';
-import { type SoakMode, type Stack, startStack } from './stack.js';
+import type { SoakMode } from './stack.js';
 import { type Findings, verify } from './verify.js';
 import { webhookSources } from './webhooks.js';
 
@@ -28,11 +29,13 @@ export interface SoakOptions {
   drainSeconds?: number;
   /** worker (the Worker in workerd, the gateway; the default) or glide (`emq producer` over glide). */
   mode?: SoakMode;
+  /** What it runs on (soak/harness.ts): one server by default, or the cluster harness. */
+  harness?: SoakHarness;
   log?: (line: string) => void;
 }
 
 export interface SoakResult {
-  options: Required<Omit<SoakOptions, 'log'>>;
+  options: Required<Omit<SoakOptions, 'log' | 'harness'>>;
   ledger: Ledger;
   faults: FaultRecord[];
   findings: Findings;
@@ -60,15 +63,25 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const queues = { main: `soak-${run}-main`, lanes: `soak-${run}-lanes`, side: `soak-${run}-side` };
   // webhook deliveries go to the side queue (flat, and kept up with)
   const hooks = webhookSources(queues.side);
-  const stack = await startStack({ mode, sources: hooks.sources });
-  const kinds = mode === 'glide' ? GLIDE_FAULT_KINDS : FAULT_KINDS;
+  const harness = options.harness ?? singleNode;
+  const kinds = harness.kinds(mode);
+  const { stack, target, writeQuery, faults: inject } = await harness.start({ mode, sources: hooks.sources });
   const dir = mkdtempSync(join(tmpdir(), 'emq-soak-'));
   let ledgerOf: Ledger['jobs'] | undefined;
   try {
     const all = [queues.main, queues.lanes, queues.side];
-    const cfg: FleetConfig = { port: stack.valkey.port, queues: all, leaseMs: LEASE_MS, beatMs: 250, retryDelayMs: 300, maxAttempts: 3, drainCap: 200 };
+    const cfg: FleetConfig = {
+      port: target.port ?? 0,
+      seeds: target.seeds,
+      queues: all,
+      leaseMs: LEASE_MS,
+      beatMs: 250,
+      retryDelayMs: 300,
+      maxAttempts: 3,
+      drainCap: 200,
+    };
     const fleet = startFleet(consumers, cfg, dir);
-    const pump = await startPump(stack.valkey.port, all);
+    const pump = await startPump(target, all);
     const ledger = newLedger();
     ledgerOf = ledger.jobs;
     const started = Date.now();
@@ -81,9 +94,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const tenants = tenantsOf(tenantCount);
     try {
       const loads = Array.from({ length: producers }, (_, i) =>
-        produce(i, { worker: stack.worker, token: stack.token, queues, tenants, until, giveUpMs: 60_000, hooks }, ledger),
+        produce(i, { worker: stack.worker, token: stack.token, queues, tenants, until, giveUpMs: 60_000, hooks, query: writeQuery }, ledger),
       );
-      faults = await runFaults(stack, fleet, seconds, faultsEach, log, kinds);
+      faults = await inject(fleet, seconds, faultsEach, log);
       await Promise.all(loads);
       const quietAt = await drain(stack.admin, ledger, all, Date.now() + drainSeconds * 1000);
       log(quietAt ? `drained ${((quietAt - until) / 1000).toFixed(1)} s after the producers stopped` : `not drained after ${drainSeconds} s`);
@@ -94,7 +107,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }
     const elapsedMs = Date.now() - started;
     const findings = await verify(stack.admin, ledger, readLogs(dir), all, LEASE_MS);
-    const table = tableOf(ledger, faults, findings, { seconds, producers, faultsEach, consumers, mode, kinds }, elapsedMs, fleet.restarts(), pump.delivered());
+    const table = tableOf(
+      ledger,
+      faults,
+      findings,
+      { seconds, producers, faultsEach, consumers, mode, kinds, on: harness.name },
+      elapsedMs,
+      fleet.restarts(),
+      pump.delivered(),
+    );
     return {
       options: { seconds, producers, faultsEach, consumers, tenants: tenantCount, drainSeconds, mode },
       ledger,
@@ -114,7 +135,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 }
 
 /** Waits until no queue holds work (pending, active, ring, outbox, a scheduled job but one that may stay); answers when, or null at the deadline. */
-async function drain(admin: Stack['admin'], ledger: Ledger, queues: string[], deadline: number): Promise<number | null> {
+async function drain(admin: SoakStack['admin'], ledger: Ledger, queues: string[], deadline: number): Promise<number | null> {
   // a failed read counts as work: the queue is not known to be quiet
   const n = async (...args: GlideString[]) => Number(await admin.customCommand(args).catch(() => Number.NaN));
   const ids = async (key: string) => ((await admin.customCommand(['ZRANGE', key, '0', '-1']).catch(() => null)) as GlideString[] | null)?.map(String);
@@ -137,7 +158,7 @@ function tableOf(
   ledger: Ledger,
   faults: FaultRecord[],
   f: Findings,
-  o: { seconds: number; producers: number; faultsEach: number; consumers: number; mode: SoakMode; kinds: readonly FaultKind[] },
+  o: { seconds: number; producers: number; faultsEach: number; consumers: number; mode: SoakMode; kinds: readonly string[]; on: string },
   elapsedMs: number,
   restarts: number,
   delivered: number,
@@ -148,6 +169,7 @@ function tableOf(
   const row = (measure: string, value: number | string, must = '', ok = true) => rows.push({ measure, value: String(value), must, ok });
   const zero = (measure: string, value: number) => row(measure, value, '0', value === 0);
   row('mode', o.mode === 'glide' ? 'glide: emq producer over glide, no gateway' : 'worker: the Worker in workerd, REST to emq gateway');
+  row('on', o.on);
   row('producers (concurrent) / library consumer loops', `${o.producers} / ${o.consumers}`);
   row('run (producing, then draining)', `${(elapsedMs / 1000).toFixed(0)} s`);
   for (const kind of o.kinds) {

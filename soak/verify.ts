@@ -52,7 +52,13 @@ function pct(sorted: number[], p: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-export async function verify(admin: GlideClient, ledger: Ledger, log: LogLine[], queues: readonly string[], leaseMs: number): Promise<Findings> {
+export async function verify(
+  admin: Pick<GlideClient, 'customCommand'>,
+  ledger: Ledger,
+  log: LogLine[],
+  queues: readonly string[],
+  leaseMs: number,
+): Promise<Findings> {
   const f: Findings = {
     acked: 0,
     expected: 0,
@@ -234,7 +240,7 @@ function fairness(log: LogLine[], ledger: Ledger): number {
   return worst;
 }
 
-async function leftovers(admin: GlideClient, ledger: Ledger, queues: readonly string[], f: Findings, note: (l: string) => void) {
+async function leftovers(admin: Pick<GlideClient, 'customCommand'>, ledger: Ledger, queues: readonly string[], f: Findings, note: (l: string) => void) {
   const call = (...a: GlideString[]) => admin.customCommand(a);
   for (const q of queues) {
     const p = `emq:{${q}}:`;

@@ -43,6 +43,8 @@ export interface HookContext {
   call(method: string, path: string, body?: string, headers?: Record<string, string>): Promise<Answer | null>;
   ack(a: Answer | null, jobs: SentJob[], what: string): boolean;
   ledger: Ledger;
+  /** A write's path with the query writes carry (the cluster harness's ?wait=1). */
+  write?: (path: string) => string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -68,7 +70,7 @@ export async function deliver(hooks: Hooks, unique: string, fate: Fate, o: HookC
           'X-GitHub-Event': 'push',
         };
   };
-  const path = `/v1/webhooks/${standard ? STANDARD_SOURCE : GITHUB_SOURCE}`;
+  const path = (o.write ?? ((p: string) => p))(`/v1/webhooks/${standard ? STANDARD_SOURCE : GITHUB_SOURCE}`);
   const send = (headers: Record<string, string>) => o.call('POST', path, body, headers);
 
   const headers = await signed();

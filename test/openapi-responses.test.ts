@@ -14,7 +14,16 @@ import { configFrom } from '../functions/producer/config.js';
 import { producerFor } from '../functions/producer/worker.js';
 import type { Connection } from '../shared/connection.js';
 import { connectGlide, type GlideConnection } from '../shared/connections/glide.js';
-import { AuthError, ConnectionError, InvalidIdError, InvalidPayloadError, ServerError, WireMismatchError, mintId } from '../shared/index.js';
+import {
+  AuthError,
+  ConnectionError,
+  InvalidIdError,
+  InvalidPayloadError,
+  NotReplicatedError,
+  ServerError,
+  WireMismatchError,
+  mintId,
+} from '../shared/index.js';
 import { connectAdmin, freshQueue, type Admin } from './support/admin.js';
 import { conforms, operations, requestConforms, type Exchange } from './support/openapi.js';
 
@@ -39,6 +48,8 @@ describe('real answers match the OpenAPI document', () => {
   let glide: GlideConnection;
   let admin: Admin;
   let app: ReturnType<typeof createProducerApp>;
+  /** The same producer on a connection whose writes under ?wait=N land, then reach no replica. */
+  let unreplicated: ReturnType<typeof createProducerApp>;
   // the Valkey path fails, from the `after`-th call on, with this error
   let fault: { error: () => Error; after: number } | undefined;
   let calls = 0;
@@ -77,6 +88,16 @@ describe('real answers match the OpenAPI document', () => {
     });
     // a region, so that Emq-Region is sent and held to the document too
     app = createProducerApp({ config: () => config, connection: () => faulty, regionOf: () => 'here' });
+    const short = (err: () => NotReplicatedError): Connection => ({
+      run: async (command) => glide.run(command).then(() => Promise.reject(err())),
+      pipeline: async (commands) => glide.pipeline(commands).then(() => Promise.reject(err())),
+      close: async () => {},
+    });
+    const waits: Connection = {
+      ...faulty,
+      withRequest: ({ wait }) => (wait ? short(() => new NotReplicatedError('the test has no replica', 0, wait.replicas)) : faulty),
+    };
+    unreplicated = createProducerApp({ config: () => config, connection: () => waits, regionOf: () => 'here' });
   });
   afterAll(async () => {
     await admin?.call('DEL', `emq:{${JAM_Q}}:pending`);
@@ -88,7 +109,7 @@ describe('real answers match the OpenAPI document', () => {
   async function record(request: Request, res: Response): Promise<Exchange> {
     const answer = await conforms(request, res);
     met.add(`${answer.key} ${answer.status} ${answer.body.code ?? ''}`.trim());
-    for (const name of ['index', 'expected', 'found', 'results', 'flow']) if (name in answer.body) extras.add(name);
+    for (const name of ['index', 'expected', 'found', 'results', 'flow', 'replicas', 'wanted']) if (name in answer.body) extras.add(name);
     return answer;
   }
 
@@ -527,6 +548,31 @@ describe('real answers match the OpenAPI document', () => {
     await common('DELETE', (queue) => one(queue));
   });
 
+  it('?wait=N on the routes that write: a bad one is 400 invalid_query; too few replicas, 503 not_replicated with the counts', async () => {
+    const q = freshQueue('oa-wait');
+    const json = { 'Content-Type': 'application/json' };
+    const writes: Array<[string, string]> = [
+      ['jobs', 'x'],
+      ['batch', '[{"payload":"x"}]'],
+      ['flows', '{"parent":{"payload":"p"},"children":[{"payload":"c"}]}'],
+    ];
+    for (const [path, body] of writes) {
+      expect((await send('POST', `/v1/queues/${q}/${path}?wait=x`, { body, headers: json })).body.code).toBe('invalid_query');
+      const short = await send('POST', `/v1/queues/${q}/${path}?wait=2`, { body, headers: json, target: unreplicated });
+      expect(short.body).toMatchObject({ status: 503, code: 'not_replicated', replicas: 0, wanted: 2 });
+    }
+    expect((await send('POST', `/v1/webhooks/hook?wait=x`, { token: null, body: 'w', headers: { 'X-Sig': sign('w'), 'X-Id': mintId() } })).body.code).toBe(
+      'invalid_query',
+    );
+    const hooked = await send('POST', `/v1/webhooks/hook?wait=1`, {
+      token: null,
+      body: 'w',
+      headers: { 'X-Sig': sign('w'), 'X-Id': mintId() },
+      target: unreplicated,
+    });
+    expect(hooked.body).toMatchObject({ code: 'not_replicated', wanted: 1 });
+  });
+
   it('every answer the document lists was met: each success status, and each problem code at its status', () => {
     const listed: string[] = [];
     for (const { key, op } of operations) {
@@ -539,6 +585,6 @@ describe('real answers match the OpenAPI document', () => {
       }
     }
     expect(listed.filter((answer) => !met.has(answer))).toEqual([]);
-    expect([...extras].sort()).toEqual(['expected', 'flow', 'found', 'index', 'results']);
+    expect([...extras].sort()).toEqual(['expected', 'flow', 'found', 'index', 'replicas', 'results', 'wanted']);
   });
 });

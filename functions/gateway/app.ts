@@ -13,7 +13,7 @@
 // lines), and its summary (route pattern: routeOf) to the sinks.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getQueryParam } from 'hono/utils/url';
-import type { Arg, Outcome } from '../../shared/connection.js';
+import type { Arg, Outcome, WaitFor } from '../../shared/connection.js';
 import { WireMismatchError } from '../../shared/errors.js';
 import { publicFound } from '../../shared/fence.js';
 import type { Script } from '../../shared/scripts.js';
@@ -33,6 +33,7 @@ import { producerCaps } from './script-calls.js';
 import { ScriptFlags } from './script-flags.js';
 import { bodyOf, integerText } from './reply.js';
 import type { Scope, GatewayTokens } from './tokens.js';
+import { waitOf, writtenKeys } from './wait.js';
 
 export interface GatewayOptions {
   backend: Backend;
@@ -55,6 +56,8 @@ export interface GatewayOptions {
    * parsed; a producer token's caps are its largest honest calls' (script-calls.ts).
    */
   adminMaxArgs?: number;
+  /** The longest WAIT one request's Emq-Wait may ask for, in ms (EMQ_GATEWAY_WAIT_MAX_MS); a longer one is cut to it. */
+  waitMaxMs?: number;
   /** Seconds a client should wait after a 503. */
   retryAfterSeconds?: number;
   /** True once the process is draining: new requests get 503. */
@@ -138,6 +141,7 @@ export function createGateway({
   maxPipeline = 10_000,
   adminMaxArgs = 100_000,
   retryAfterSeconds = 1,
+  waitMaxMs = 1_000,
   draining = () => false,
   queryToken = false,
   observe,
@@ -252,7 +256,19 @@ export function createGateway({
    */
   const fence = (scope: Scope) => (scope !== 'admin' ? backend.admit() : undefined);
 
-  const single = async (scope: Scope, args: Arg[], base64: boolean, record: RequestRecord | undefined): Promise<Answer> => {
+  /**
+   * An answer to a request that asked Emq-Wait: the WAITs after its written slots (none written:
+   * nothing to wait for), and how many replicas confirmed, the fewest, as Emq-Wait-Replicas.
+   */
+  const waited = async (scope: Scope, wait: WaitFor | undefined, commands: ReadonlyArray<readonly Arg[]>, outcomes: readonly Outcome[], a: Answer) => {
+    if (!wait) return a;
+    const keys = writtenKeys(commands, outcomes);
+    const got = keys.length === 0 ? wait.replicas : await backend.replicas(scope, keys, wait);
+    a.headers = { ...a.headers, 'Emq-Wait-Replicas': String(got) };
+    return a;
+  };
+
+  const single = async (scope: Scope, args: Arg[], base64: boolean, record: RequestRecord | undefined, wait?: WaitFor): Promise<Answer> => {
     const refused = scope === 'admin' ? await checked(scope, [args]) : refuse(scope, [args]);
     if (refused) return refused;
     const held = fence(scope); // no promise at all while the fence was read lately
@@ -263,7 +279,7 @@ export function createGateway({
     if (flagged) outcome = flagged.outcomes([outcome])[0]!;
     noteOutcomes(record, 'single', [sent], [outcome]);
     const body = bodyOf(outcome, base64);
-    return { status: 'error' in body ? 400 : 200, body, text: integerText(body) };
+    return waited(scope, wait, [sent], [outcome], { status: 'error' in body ? 400 : 200, body, text: integerText(body) });
   };
 
   // JSON is UTF-8: a body that is not would be altered by decoding, so it is refused
@@ -282,7 +298,14 @@ export function createGateway({
   };
 
   /** /pipeline (outcomes one by one) and /multi-exec (one transaction). */
-  const many = async (scope: Scope, commands: Arg[][], base64: boolean, atomic: boolean, record: RequestRecord | undefined): Promise<Answer> => {
+  const many = async (
+    scope: Scope,
+    commands: Arg[][],
+    base64: boolean,
+    atomic: boolean,
+    record: RequestRecord | undefined,
+    wait?: WaitFor,
+  ): Promise<Answer> => {
     const refused = await checked(scope, commands);
     if (refused) return refused;
     const held = fence(scope);
@@ -293,13 +316,13 @@ export function createGateway({
       let outcomes = await backend.pipeline(scope, sent);
       if (flagged) outcomes = flagged.outcomes(outcomes);
       noteOutcomes(record, 'pipeline', sent, outcomes);
-      return answer(outcomes.map((o) => bodyOf(o, base64)));
+      return waited(scope, wait, sent, outcomes, answer(outcomes.map((o) => bodyOf(o, base64))));
     }
     let outcomes = await backend.transaction(scope, sent);
     if (flagged) outcomes = flagged.outcomes(outcomes);
     noteOutcomes(record, 'multi_exec', sent, outcomes);
     if (!Array.isArray(outcomes)) return answer(bodyOf(outcomes as Outcome, false), 400);
-    return answer(outcomes.map((o) => bodyOf(o, base64)));
+    return waited(scope, wait, sent, outcomes, answer(outcomes.map((o) => bodyOf(o, base64))));
   };
 
   /** The answer to an authenticated request. */
@@ -310,17 +333,23 @@ export function createGateway({
     const cap = capOf(scope);
     if (method === 'POST') {
       const [one, some] = capsOf[scope];
+      // Emq-Wait: the producer and control scopes' writes, on the connection they share (an
+      // admin request may go on a connection of its own: alone.ts)
+      const wait = waitOf(req, waitMaxMs);
+      if (wait && scope === 'admin') throw new BadCommand('Emq-Wait is for producer and control tokens');
       if (path === '/' || path === '/pipeline' || path === '/multi-exec') {
         const binary = wantsBase64(req.headers[ARG_ENCODING]);
         const alone = path === '/';
         const json = await readJson(req, cap, record, alone ? one : some);
         const commands = alone ? [jsonCommand(json)] : jsonCommands(json, maxPipeline);
         if (binary) decodeCommands(commands);
-        const answered = alone ? await single(scope, commands[0]!, base64, record) : await many(scope, commands, base64, path === '/multi-exec', record);
+        const answered = alone
+          ? await single(scope, commands[0]!, base64, record, wait)
+          : await many(scope, commands, base64, path === '/multi-exec', record, wait);
         if (binary) answered.headers = answered.headers ? { ...answered.headers, ...DECODED } : DECODED;
         return answered;
       }
-      return single(scope, pathCommand(raw, await readIncoming(req, cap, record), one.perCommand), base64, record);
+      return single(scope, pathCommand(raw, await readIncoming(req, cap, record), one.perCommand), base64, record, wait);
     }
     // HEAD would run the command as a GET does: it is refused (405)
     if (method === 'GET') return single(scope, pathCommand(raw, undefined, capsOf[scope][0].perCommand), base64, record);

@@ -2,7 +2,7 @@
 // project's scripts only) share one, so their commands pipeline on it; the admin scope has
 // its own, so nothing an admin sends (a script's error reply that is not UTF-8 makes glide
 // drop its connection) can fail a producer's request in flight.
-import type { Arg, Outcome } from '../../shared/connection.js';
+import type { Arg, Outcome, WaitFor } from '../../shared/connection.js';
 import type { GlideConnection, GlideOptions } from '../../shared/connections/glide.js';
 import { goesAlone, loneRunner, UNREADABLE } from './alone.js';
 import { commandName } from './args.js';
@@ -27,6 +27,8 @@ export interface Backend {
    * WireMismatchError (or Unavailable when Valkey cannot be read).
    */
   admit(): Promise<void> | undefined;
+  /** After the scope's writes to these keys answered: WAIT on each one's primary, on the scope's connection; the fewest replicas that confirmed. */
+  replicas(scope: Scope, keys: readonly string[], wait: WaitFor): Promise<number>;
   /** The first command's name (ASCII, upper-cased) the server's command table lacks, or undefined (admin connection). */
   unknownCommand(commands: ReadonlyArray<readonly Arg[]>): Promise<string | undefined>;
   close(): Promise<void>;
@@ -85,6 +87,7 @@ export function glideBackend(options: GlideOptions, events: BackendEvents = {}):
             () => UNREADABLE,
           ),
     admit: () => producer.admit(),
+    replicas: (scope, keys, wait) => laneOf(scope).use(async (c) => Math.min(...(await Promise.all(keys.map((k) => c.wire.replicas(k, wait)))))),
     unknownCommand: (commands) => admin.use((c) => tableOf(c).unknown(commands.map(commandName))),
     async close() {
       await Promise.all([producer.close(), admin.close()]);

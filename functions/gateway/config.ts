@@ -20,18 +20,26 @@ export interface GatewayConfig {
   logLevel: LogLevel;
   /** GET /metrics's bearer token (EMQ_METRICS_TOKEN); undefined: /metrics is off. */
   metricsToken: string | undefined;
-  settings: { maxBodyBytes: number; producerMaxBodyBytes: number; maxPipeline: number; adminMaxArgs: number; queryToken: boolean };
+  settings: { maxBodyBytes: number; producerMaxBodyBytes: number; maxPipeline: number; adminMaxArgs: number; queryToken: boolean; waitMaxMs: number };
 }
 
 export function gatewayConfigFrom(env: Record<string, string | undefined>): GatewayConfig {
   const url = valkeyUrl(env, 'VALKEY_URL');
   if (!url) throw new ConfigError('VALKEY_URL', 'VALKEY_URL is not set: the gateway needs the Valkey server to front');
+  const timeoutMs = wholeNumber(env, 'EMQ_GATEWAY_TIMEOUT_MS');
+  // unset, the default fits under any budget: half of it at most
+  const waitSet = env.EMQ_GATEWAY_WAIT_MAX_MS !== undefined && env.EMQ_GATEWAY_WAIT_MAX_MS !== '';
+  const waitMaxMs = waitSet
+    ? wholeNumber(env, 'EMQ_GATEWAY_WAIT_MAX_MS')
+    : Math.max(1, Math.min(wholeNumber(env, 'EMQ_GATEWAY_WAIT_MAX_MS'), Math.floor(timeoutMs / 2)));
+  if (waitMaxMs >= timeoutMs)
+    throw new ConfigError('EMQ_GATEWAY_WAIT_MAX_MS', 'EMQ_GATEWAY_WAIT_MAX_MS must be below EMQ_GATEWAY_TIMEOUT_MS: a WAIT is one Valkey command');
   return {
     valkeyUrl: url,
     tokens: parseGatewayTokens(scopedTokens(env, 'EMQ_GATEWAY_TOKENS')),
     host: text(env, 'EMQ_GATEWAY_HOST')!,
     port: wholeNumber(env, 'EMQ_GATEWAY_PORT'),
-    timeoutMs: wholeNumber(env, 'EMQ_GATEWAY_TIMEOUT_MS'),
+    timeoutMs,
     wireVersion: wireVersion(env, 'EMQ_WIRE_VERSION'),
     limits: limitsFrom(env, 'EMQ_GATEWAY'),
     tls: tlsFrom(env),
@@ -43,6 +51,7 @@ export function gatewayConfigFrom(env: Record<string, string | undefined>): Gate
       maxPipeline: wholeNumber(env, 'EMQ_GATEWAY_MAX_PIPELINE'),
       adminMaxArgs: wholeNumber(env, 'EMQ_GATEWAY_ADMIN_MAX_ARGS'),
       queryToken: onOff(env, 'EMQ_GATEWAY_QUERY_TOKEN'),
+      waitMaxMs,
     },
   };
 }

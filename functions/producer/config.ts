@@ -3,7 +3,7 @@
 // in the table, shared/config/variables.ts (and in docs/configuration.md, made
 // from it). Regions (EMQ_REGION, EMQ_HOME_REGIONS, EMQ_REGION_URLS, EMQ_REST_TOKEN_<REGION>)
 // are read by regions.ts; the Node process's own settings by node-config.ts.
-import { choice, duration, nodeId, nodePool, wholeNumber, type Vars } from '../../shared/config/parse.js';
+import { ConfigError, choice, duration, nodeId, nodePool, wholeNumber, type Vars } from '../../shared/config/parse.js';
 import type { LogLevel } from '../http/request-log.js';
 import { parseCrons, type CronSchedule } from './crons.js';
 import { parseQueueGroups, type QueueGroups } from './queue-groups.js';
@@ -25,6 +25,8 @@ export interface Config {
   nodePool: [number, number];
   /** One REST request's budget (EMQ_REST_TIMEOUT_MS). */
   restTimeoutMs: number;
+  /** The longest WAIT a request's ?wait=N may ask for (EMQ_WAIT_MAX_MS), below restTimeoutMs. */
+  waitMaxMs: number;
   /** The longest delay, and the furthest not-before from now, a job may carry (EMQ_MAX_DELAY), in ms. */
   maxDelayMs: number;
   /** A queue's default lane (EMQ_QUEUE_GROUPS), or undefined: flat. */
@@ -56,6 +58,12 @@ export function configFrom(vars: Vars, { tokens = true }: ConfigOptions = {}): C
   const dedupeTtlSeconds = wholeNumber(vars, 'EMQ_DEDUPE_TTL_SECONDS');
   const maxDelayMs = duration(vars, 'EMQ_MAX_DELAY');
   const maxPayloadBytes = wholeNumber(vars, 'EMQ_MAX_PAYLOAD_BYTES');
+  const restTimeoutMs = wholeNumber(vars, 'EMQ_REST_TIMEOUT_MS');
+  // unset, the default fits under any budget: half of it at most
+  const waitSet = vars.EMQ_WAIT_MAX_MS !== undefined && vars.EMQ_WAIT_MAX_MS !== '';
+  const waitMaxMs = waitSet ? wholeNumber(vars, 'EMQ_WAIT_MAX_MS') : Math.max(1, Math.min(wholeNumber(vars, 'EMQ_WAIT_MAX_MS'), Math.floor(restTimeoutMs / 2)));
+  if (waitMaxMs >= restTimeoutMs)
+    throw new ConfigError('EMQ_WAIT_MAX_MS', 'EMQ_WAIT_MAX_MS must be below EMQ_REST_TIMEOUT_MS: the WAIT runs inside one REST request');
   return {
     // JSON of a given shape: their own parsers (named in the table) check it
     tokens: tokens ? parseCallerTokens(vars.EMQ_TOKENS) : undefined,
@@ -66,7 +74,8 @@ export function configFrom(vars: Vars, { tokens = true }: ConfigOptions = {}): C
     dedupeTtlSeconds,
     nodeId: nodeId(vars, 'EMQ_NODE_ID'),
     nodePool: nodePool(vars, 'EMQ_NODE_IDS'),
-    restTimeoutMs: wholeNumber(vars, 'EMQ_REST_TIMEOUT_MS'),
+    restTimeoutMs,
+    waitMaxMs,
     maxDelayMs,
     groupOf: parseQueueGroups(vars),
     logLevel: choice<LogLevel>(vars, 'EMQ_LOG'),

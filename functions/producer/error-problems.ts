@@ -16,6 +16,7 @@ import {
   InvalidPayloadError,
   InvalidQueueError,
   KindError,
+  NotReplicatedError,
   type PartlyLanded,
   TooLargeError,
   WireMismatchError,
@@ -68,6 +69,11 @@ export function problemOf(err: unknown): Problem {
       { expected: err.expected, found },
       found === err.found ? undefined : err.message,
     );
+  }
+  // ?wait=N: the write is on the primary, not (yet) on enough replicas; the counts are ours, not an upstream's words
+  if (err instanceof NotReplicatedError) {
+    const detail = `the write reached ${err.replicas} of ${err.wanted} replicas in time: the job may have landed, but could be lost in a failover; send the same request again (the same job ids or Idempotency-Key make it safe)`;
+    return new Problem(503, 'not_replicated', detail, { replicas: err.replicas, wanted: err.wanted }, `${err.name}: ${err.message}`);
   }
   if (err instanceof ConnectionError) {
     return hiding(503, 'unavailable', 'the Valkey path did not answer; retry the same request (its Idempotency-Key makes that safe)', err);

@@ -35,6 +35,9 @@ export interface JobPlan {
 
 export type Admitted = { id: string; verdict: 'enqueued' | 'scheduled' | 'duplicate' };
 
+/** The dedup scope of a job id kept under ?wait=N (its `de:` key is named by the id alone, in the queue's slot). */
+export const PARKED_ID = 'job-id';
+
 /** What makes a job -once: its dedup key's scope and key, whether a repeat must carry the same payload, the key's life. */
 export type Once = BatchOnce;
 
@@ -98,9 +101,17 @@ export async function admit(
  * The planned job admitted. An Idempotency-Key is the caller's own: scoped to the queue (the
  * dedup key's slot) and the caller; without Emq-Job-Id, the -once script's caller mints the id
  * (and mints again on a collision). The same key with another payload or group is 422.
+ *
+ * `parkId` (?wait=N): an Emq-Job-Id without an Idempotency-Key is admitted by the -once twin
+ * too, keyed by the id itself, so the same request sent again after a 503 not_replicated
+ * answers `duplicate` even once the job has completed and its row is gone (a plain
+ * Emq-Job-Id is deduplicated by the row alone: a resend after completion would run it again).
  */
-export async function admitJob(valkey: Connection, plan: JobPlan, caller: Caller, payload: Payload, mint: () => string): Promise<Admitted> {
+export async function admitJob(valkey: Connection, plan: JobPlan, caller: Caller, payload: Payload, mint: () => string, parkId = false): Promise<Admitted> {
   const { queue, given, key, placement, dedupeTtlSeconds } = plan;
+  if (key === undefined && parkId && given !== undefined) {
+    return admit(valkey, queue, { id: given, payload, placement }, mint, { scope: PARKED_ID, key: given, compare: false, ttlSeconds: dedupeTtlSeconds });
+  }
   if (key === undefined) return admit(valkey, queue, { id: given, payload, placement }, mint);
   const scope = `key:${await caller.scope()}`;
   try {

@@ -56,13 +56,15 @@ const STATUS: Record<number, ProblemCode[]> = {
   499: ['client_closed'],
   500: ['misconfigured', 'internal'],
   502: ['upstream_auth', 'internal'],
-  503: ['unavailable', 'wire_mismatch'],
+  503: ['unavailable', 'wire_mismatch', 'not_replicated'],
 };
 
 /** What any request that reaches Valkey may meet, and a /v1/queues request too. */
 export const VALKEY: ProblemCode[] = ['misconfigured', 'internal', 'upstream_auth', 'unavailable', 'wire_mismatch'];
 export const QUEUE: ProblemCode[] = ['unauthorized', 'forbidden_action', 'forbidden_queue', 'invalid_queue', ...VALKEY];
-const JOBS: ProblemCode[] = [...QUEUE, 'invalid_id', 'invalid_payload', 'payload_too_large', 'client_closed', 'conflict'];
+const JOBS: ProblemCode[] = [...QUEUE, 'invalid_id', 'invalid_payload', 'payload_too_large', 'client_closed', 'conflict', 'invalid_query', 'not_replicated'];
+/** The routes that write jobs read ?wait=N and ?wait_timeout_ms=T (functions/producer/wait.ts). */
+const WAIT = ['wait', 'wait_timeout_ms'];
 
 export interface Route {
   summary: string;
@@ -93,6 +95,7 @@ const ROUTES: Record<string, Record<string, Route>> = {
       queue: true,
       located: true,
       reads: ['Emq-Job-Id', 'Idempotency-Key', 'Emq-Group', 'Emq-Delay', 'Emq-Not-Before'],
+      query: WAIT,
       body: { '*/*': {} },
       ok: { 201: verdicts('Enqueued', 'enqueued', 'scheduled'), 200: verdicts('Enqueued', 'duplicate') },
       fails: [...JOBS, 'invalid_idempotency_key', 'invalid_delay', 'invalid_not_before', 'invalid_group', 'idempotency_conflict'],
@@ -103,6 +106,7 @@ const ROUTES: Record<string, Record<string, Route>> = {
     post: {
       summary: 'Up to 1,000 jobs: a result per item, in order',
       queue: true,
+      query: WAIT,
       body: { 'application/json': array(schema('BatchItem'), 1000) },
       ok: { 200: schema('BatchResult') },
       fails: [...JOBS, 'invalid_batch', 'idempotency_conflict'],
@@ -112,6 +116,7 @@ const ROUTES: Record<string, Record<string, Route>> = {
     post: {
       summary: 'A parent job that runs once its children have completed',
       queue: true,
+      query: WAIT,
       located: true,
       body: { 'application/json': schema('Flow') },
       ok: { 201: verdicts('FlowResult', 'enqueued'), 200: verdicts('FlowResult', 'duplicate') },
@@ -230,9 +235,10 @@ const ROUTES: Record<string, Record<string, Route>> = {
   '/v1/webhooks/{source}': {
     post: {
       summary: 'A delivery signed as its source (EMQ_SOURCES) says; no bearer token',
+      query: WAIT,
       body: { '*/*': {} },
       ok: { 201: verdicts('Enqueued', 'enqueued', 'scheduled'), 200: verdicts('Enqueued', 'duplicate') },
-      fails: ['invalid_signature', 'invalid_delivery', 'payload_too_large', 'client_closed', 'conflict', ...VALKEY],
+      fails: ['invalid_signature', 'invalid_delivery', 'payload_too_large', 'client_closed', 'conflict', 'invalid_query', 'not_replicated', ...VALKEY],
     },
   },
 };
@@ -255,6 +261,11 @@ const QUERY: Record<string, [description: string, schema: Json, name?: string]> 
   scheduleCursor: ['The cursor the page before answered', { type: 'string', pattern: '^[0-9]{1,20}$' }, 'cursor'],
   count: ['Groups a page, 1-1000 (default 100)', { type: 'integer', minimum: 1, maximum: 1000 }],
   ...listQuery(),
+  wait: [
+    'After the write, the node that took it WAITs until this many replicas have it; fewer in time: 503 not_replicated (the job may have landed: send the same request again). 0: no wait',
+    { type: 'integer', minimum: 0, maximum: 16 },
+  ],
+  wait_timeout_ms: ['How long that WAIT may block, 1 to EMQ_WAIT_MAX_MS (default it)', { type: 'integer', minimum: 1, maximum: 4000 }],
 };
 
 /** Read by every route (each request's record: core.ts). */
@@ -440,6 +451,9 @@ function build(): Json {
             found: str,
             results: array({ oneOf: [obj({ id, verdict: schema('Verdict') }), obj({ id, code: schema('ProblemCode') })] }),
             flow: obj({ parent: obj({ id }), children: childIds }),
+            // not_replicated: replicas that confirmed the write, of those asked for
+            replicas: count,
+            wanted: positive,
           }),
           required: ['type', 'code', 'title', 'status', 'detail'],
         },

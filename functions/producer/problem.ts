@@ -17,6 +17,7 @@ export type ProblemCode =
   | 'not_allowed'
   | 'conflict'
   | 'unavailable'
+  | 'not_replicated'
   | 'upstream_auth'
   | 'misconfigured'
   | 'invalid_signature'
@@ -54,6 +55,7 @@ export const TITLES: Record<ProblemCode, string> = {
   not_allowed: 'Method not allowed',
   conflict: 'The queue is in a state that refuses jobs',
   unavailable: 'Valkey is unavailable',
+  not_replicated: 'The write reached too few replicas in time',
   upstream_auth: 'The producer cannot authenticate to its Valkey path',
   misconfigured: 'The producer is misconfigured',
   invalid_signature: 'The webhook signature does not verify',

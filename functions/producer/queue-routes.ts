@@ -8,15 +8,16 @@
 //                     and with ?payload=1 the payload (as text, or base64 when not UTF-8) | 404
 import { BatchError, ConflictError, FLOW_MAX_CHILDREN, addFlow, admitMany, jobDetail, validateId, validateQueue, type FlowResult } from '../../shared/index.js';
 import { payloadField } from '../../shared/base64.js';
-import type { Connection } from '../../shared/index.js';
+import type { Connection, WaitFor } from '../../shared/index.js';
 import { scoped } from '../../shared/observe.js';
 import { TooLarge } from '../http/body.js';
 import { parseBatch } from './batch.js';
 import { json, type Answer, type Call, type Service } from './call.js';
 import { flowProblem, problemOf } from './error-problems.js';
 import { parseFlow } from './flow-body.js';
-import { admitJob, planJob, withDefaultLane } from './jobs.js';
+import { PARKED_ID, admitJob, planJob, withDefaultLane } from './jobs.js';
 import { Problem } from './problem.js';
+import { waitOf } from './wait.js';
 
 /** The route's job id, valid. */
 export function idOf(call: Call): string {
@@ -45,12 +46,16 @@ export function queueOf(call: Call): string {
 /**
  * The queue's connection, scoped to the request (its calls report to the request's record and
  * carry its id and traceparent over REST); every answer then tells which region takes its jobs.
+ * With `wait` (?wait=N), each write is WAITed for; a connection that cannot is 400 before any.
  */
-export function via(call: Call, service: Service, queue: string): Connection {
+export function via(call: Call, service: Service, queue: string, wait?: WaitFor): Connection {
   const region = service.regionOf(queue);
   if (region) call.headers['Emq-Region'] = region;
   const { record } = call;
-  return scoped(service.connection(queue), { headers: record.headers, observer: record });
+  const connection = service.connection(queue);
+  if (wait && !connection.withRequest)
+    throw new Problem(400, 'invalid_query', "this producer's connection cannot WAIT for replicas: ?wait is not available here");
+  return scoped(connection, { headers: record.headers, observer: record, wait });
 }
 
 /** The request body under `max`; past it, 413 saying what was too large (`what`: "the payload"...). */
@@ -66,15 +71,17 @@ const created = (verdict: string) => (verdict === 'duplicate' ? 200 : 201);
 export async function postJob(call: Call, service: Service): Promise<Answer> {
   const { request } = call;
   const plan = planJob(queueOf(call), (name) => request.header(name), service.settings);
-  const valkey = via(call, service, plan.queue);
+  const wait = waitOf(call, service);
+  const valkey = via(call, service, plan.queue, wait);
   const payload = await requestBody(call, plan.maxPayloadBytes, 'the payload');
-  const { id, verdict } = await admitJob(valkey, plan, call.caller, payload, service.mint);
+  const { id, verdict } = await admitJob(valkey, plan, call.caller, payload, service.mint, wait !== undefined);
   // the request's own path (…/v1/queues/<queue>/jobs): right under any prefix the app is mounted at
   return json(call, created(verdict), { id, queue: plan.queue, verdict }, { Location: `${request.path}/${id}` });
 }
 
 export async function postBatch(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);
+  const wait = waitOf(call, service);
   const { maxBatchBytes, maxBatchItems, maxPayloadBytes, maxDelayMs, groupOf, dedupeTtlSeconds } = service.settings();
   const body = await requestBody(call, maxBatchBytes, 'the batch body');
   const items = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs);
@@ -83,11 +90,18 @@ export async function postBatch(call: Call, service: Service): Promise<Answer> {
   const jobs = items.map(({ idempotencyKey: key, ...job }) => ({
     ...job,
     ...withDefaultLane(queue, job, groupOf),
-    once: key === undefined ? undefined : { scope, key, compare: true, ttlSeconds: dedupeTtlSeconds },
+    once:
+      key !== undefined
+        ? { scope, key, compare: true, ttlSeconds: dedupeTtlSeconds }
+        : // under ?wait an item's id is kept as a key is (admitJob's parkId): a resend after a
+          // 503 not_replicated that comes once the job completed is a duplicate, not a second run
+          wait && job.id !== undefined
+          ? { scope: PARKED_ID, key: job.id, compare: false, ttlSeconds: dedupeTtlSeconds }
+          : undefined,
   }));
   // flat, lane and scheduled items alike: one pipeline, a result per item in order
   try {
-    return json(call, 200, { queue, results: await admitMany(via(call, service, queue), queue, jobs, service.mint) });
+    return json(call, 200, { queue, results: await admitMany(via(call, service, queue, wait), queue, jobs, service.mint) });
   } catch (err) {
     if (!(err instanceof BatchError)) throw err;
     // each item is atomic on its own: say which landed, so none is lost to the caller
@@ -107,6 +121,7 @@ const itemProblem = (err: unknown): Problem =>
 
 export async function postFlow(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);
+  const wait = waitOf(call, service);
   const { maxBatchBytes, maxPayloadBytes } = service.settings();
   const flow = parseFlow(await requestBody(call, maxBatchBytes, 'the flow body'), FLOW_MAX_CHILDREN, maxPayloadBytes);
   const home = service.regionOf(queue);
@@ -122,7 +137,7 @@ export async function postFlow(call: Call, service: Service): Promise<Answer> {
   });
   let landed: FlowResult;
   try {
-    landed = await addFlow(via(call, service, queue), queue, flow, service.mint);
+    landed = await addFlow(via(call, service, queue, wait), queue, flow, service.mint);
   } catch (err) {
     throw flowProblem(err);
   }

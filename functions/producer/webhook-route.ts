@@ -4,6 +4,7 @@
 import { json, type Answer, type Call, type Service } from './call.js';
 import { admit, withDefaultLane } from './jobs.js';
 import { Problem } from './problem.js';
+import { waitOf } from './wait.js';
 import { requestBody, via } from './queue-routes.js';
 import { dedupeOf } from './webhooks/dedupe.js';
 import { delivered } from './webhooks/delivery.js';
@@ -12,6 +13,7 @@ import { envelope } from './webhooks/envelope.js';
 export async function postWebhook(call: Call, service: Service): Promise<Answer> {
   const { request } = call;
   const { sources, maxPayloadBytes, dedupeTtlSeconds, groupOf } = service.settings();
+  const wait = waitOf(call, service);
   // any name, configured or not, has its body read under the same cap and is refused alike
   // (webhooks/delivery.ts): names cannot be probed by an answer's text or its timing
   const body = await requestBody(call, maxPayloadBytes, 'the payload');
@@ -28,6 +30,6 @@ export async function postWebhook(call: Call, service: Service): Promise<Answer>
   // the source's lane (else the queue's default lane) and delay, checked at start
   const placement = withDefaultLane(source.queue, { group: source.group, inMs: source.delayMs }, groupOf);
   const once = { scope, key, compare: false, ttlSeconds: dedupeTtlSeconds };
-  const { id, verdict } = await admit(via(call, service, source.queue), source.queue, { payload, placement }, service.mint, once);
+  const { id, verdict } = await admit(via(call, service, source.queue, wait), source.queue, { payload, placement }, service.mint, once);
   return json(call, verdict === 'duplicate' ? 200 : 201, { id, queue: source.queue, verdict });
 }

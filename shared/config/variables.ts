@@ -183,6 +183,15 @@ export const VARIABLES: readonly Variable[] = [
     secret: false,
   },
   {
+    name: 'EMQ_WAIT_MAX_MS',
+    kind: { type: 'whole', min: 1, max: 4_000, unit: 'ms' },
+    default: 1_000,
+    meaning:
+      "the longest WAIT a request's `?wait=N` may ask for (`?wait_timeout_ms=`, default this); set, below EMQ_REST_TIMEOUT_MS (checked at start); unset, at most half of it",
+    apps: ['worker', 'producer'],
+    secret: false,
+  },
+  {
     name: 'EMQ_SOURCES',
     kind: { type: 'json', shape: '{"<source>": {"kind", "secrets", "queue", ...}}', parser: 'functions/producer/webhooks/sources.ts' },
     meaning: 'webhook sources (see docs/api.md, "Webhooks"); a secret, since it holds signing secrets',
@@ -403,6 +412,15 @@ export const VARIABLES: readonly Variable[] = [
     kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'ms' },
     default: 5_000,
     meaning: "one Valkey command's budget",
+    apps: ['gateway', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_GATEWAY_WAIT_MAX_MS',
+    kind: { type: 'whole', min: 1, max: Number.MAX_SAFE_INTEGER, unit: 'ms' },
+    default: 1_000,
+    meaning:
+      'the longest WAIT an Emq-Wait request may ask for (a longer one is cut to it); set, below EMQ_GATEWAY_TIMEOUT_MS (checked at start); unset, at most half of it',
     apps: ['gateway', 'dev'],
     secret: false,
   },

@@ -3,8 +3,8 @@
 // sends), and the WAITs after writes. The gateway builds its own commands on it
 // (functions/gateway/glide-commands.ts); GlideConnection (glide.ts), the seam, its scripts.
 import { Batch, ClusterBatch, Decoder, type GlideClient, type GlideClusterClient, type GlideString } from '@valkey/valkey-glide';
-import type { Arg, Outcome } from '../connection.js';
-import { ConnectionError } from '../errors.js';
+import type { Arg, Outcome, WaitFor } from '../connection.js';
+import { ConnectionError, NotReplicatedError } from '../errors.js';
 import { isReplyError } from './glide-replies.js';
 
 export type Client = GlideClient | GlideClusterClient;
@@ -63,12 +63,18 @@ function slotTag(key: string): string {
   return close > open + 1 ? key.slice(open + 1, close) : key;
 }
 
-export class NotReplicatedError extends ConnectionError {}
+export { NotReplicatedError };
 
-export interface WaitFor {
-  replicas: number;
-  timeoutMs: number;
+/** The shortfall of a WAIT, as the error its caller gets. */
+export function notReplicated(got: number, { replicas, timeoutMs }: WaitFor): NotReplicatedError {
+  return new NotReplicatedError(
+    `valkey: the write reached ${got} of ${replicas} replicas within ${timeoutMs} ms; it is on the primary but could be lost in a failover: send it again with the same id`,
+    got,
+    replicas,
+  );
 }
+
+export type { WaitFor };
 
 /**
  * The glide client under a connection, as the gateway (Node only) builds its own commands
@@ -79,8 +85,8 @@ export class GlideWire {
   private queue: Waiting[] = [];
   private scheduled = false;
   private closed = false;
-  /** Writes answered in this turn of the event loop, by slot tag, waiting for one WAIT each. */
-  private waitGroups = new Map<string, { key: string; waiters: Array<{ resolve: () => void; reject: (e: Error) => void }> }>();
+  /** Writes answered in this turn of the event loop, by slot tag and wait, waiting for one WAIT each. */
+  private waitGroups = new Map<string, { key: string; waitFor: WaitFor; waiters: Array<{ resolve: (got: number) => void; reject: (e: Error) => void }> }>();
   private waitScheduled = false;
 
   constructor(
@@ -144,33 +150,44 @@ export class GlideWire {
     return new ConnectionError(`valkey: ${(err as Error).message}`, { cause: err });
   }
 
-  /** The outcome once enough replicas have the write to `key` (when asked to wait); a shortfall is a ConnectionError. */
-  async replicated(sent: Promise<Outcome>, key: string | undefined): Promise<Outcome> {
+  /**
+   * The outcome once enough replicas have the write to `key` (this connection's ?wait=N, or
+   * `waitFor`: one request's); a shortfall is a NotReplicatedError (a ConnectionError).
+   */
+  async replicated(sent: Promise<Outcome>, key: string | undefined, waitFor = this.waitFor): Promise<Outcome> {
     const outcome = await sent;
-    if (!this.waitFor || !outcome.ok || key === undefined) return outcome;
-    // The WAIT is sent after this reply arrived, so it follows the write on the node's
-    // connection and covers it; the writes answered in the same turn share it. (Reusing a
-    // WAIT sent before the reply arrived would not cover the write.)
-    await new Promise<void>((resolve, reject) => {
-      const tag = slotTag(key);
+    if (!waitFor || !outcome.ok || key === undefined) return outcome;
+    const got = await this.replicas(key, waitFor);
+    if (got < waitFor.replicas) throw notReplicated(got, waitFor);
+    return outcome;
+  }
+
+  /**
+   * WAIT on the primary of `key`'s slot, once the writes to it answered: how many replicas have
+   * every write this connection made there. Ask only after the write's reply arrived, so the
+   * WAIT follows it on the node's connection and covers it; the asks of one turn for one slot
+   * and one wait share a WAIT. (Reusing a WAIT sent before the reply arrived would not cover it.)
+   */
+  replicas(key: string, waitFor: WaitFor): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const tag = `${waitFor.replicas} ${waitFor.timeoutMs} ${slotTag(key)}`;
       let group = this.waitGroups.get(tag);
-      if (!group) this.waitGroups.set(tag, (group = { key, waiters: [] }));
+      if (!group) this.waitGroups.set(tag, (group = { key, waitFor, waiters: [] }));
       group.waiters.push({ resolve, reject });
       if (!this.waitScheduled) {
         this.waitScheduled = true;
         setImmediate(() => this.sendWaits());
       }
     });
-    return outcome;
   }
 
   private sendWaits(): void {
     this.waitScheduled = false;
     const groups = this.waitGroups;
     this.waitGroups = new Map();
-    for (const { key, waiters } of groups.values()) {
-      this.replicaWait(key).then(
-        () => waiters.forEach((w) => w.resolve()),
+    for (const { key, waitFor, waiters } of groups.values()) {
+      this.replicaWait(key, waitFor).then(
+        (got) => waiters.forEach((w) => w.resolve(got)),
         (err: Error) => waiters.forEach((w) => w.reject(err)),
       );
     }
@@ -178,18 +195,11 @@ export class GlideWire {
 
   // WAIT counts the replicas that have every write this connection made so far; glide keeps
   // one connection per node, so it covers the writes just answered on the key's node.
-  private async replicaWait(key: string): Promise<void> {
-    const { replicas, timeoutMs } = this.waitFor!;
-    let got: number;
+  private async replicaWait(key: string, { replicas, timeoutMs }: WaitFor): Promise<number> {
     try {
-      got = Number(await this.routed(['WAIT', String(replicas), String(timeoutMs)], key));
+      return Number(await this.routed(['WAIT', String(replicas), String(timeoutMs)], key));
     } catch (err) {
       throw this.lost(err);
-    }
-    if (got < replicas) {
-      throw new NotReplicatedError(
-        `valkey: the write reached ${got} of ${replicas} replicas within ${timeoutMs} ms; it is on the primary but could be lost in a failover: send it again with the same id`,
-      );
     }
   }
 

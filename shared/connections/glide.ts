@@ -2,18 +2,20 @@
 // fenced and WAITed for when asked, on a GlideWire (glide-wire.ts: coalesced batches). Node
 // only; the core never imports it.
 import { Decoder, ProtocolVersion, GlideClient, GlideClusterClient, Logger, type GlideString } from '@valkey/valkey-glide';
-import type { Connection, Outcome, ScanStep, ScriptCommand } from '../connection.js';
+import type { Connection, Outcome, RequestScope, ScanStep, ScriptCommand, WaitFor } from '../connection.js';
+import type { Observer } from '../observe.js';
 import { ConnectionError } from '../errors.js';
 import { DEFAULT_WIRE_VERSION, Fence, WIRE_VERSION_KEY, isWireVersion, type FenceState } from '../fence.js';
 import { scanStepOf } from '../queue-list.js';
 import { isReplyError, scriptOutcome } from './glide-replies.js';
 import { scanOutcome } from './glide-scan.js';
-import { GlideWire, toGlide, type Client, type WaitFor } from './glide-wire.js';
+import { GlideWire, toGlide, type Client } from './glide-wire.js';
 import { parseValkeyUrl, redactUrl } from './valkey-url.js';
 
 // beyond the seam, for the gateway and for tests: the wire, its WAIT failure, glide's wording undone
 export { isReplyError, serverWording } from './glide-replies.js';
-export { GlideWire, NotReplicatedError, toGlide, type WaitFor } from './glide-wire.js';
+export { GlideWire, NotReplicatedError, toGlide } from './glide-wire.js';
+export type { WaitFor } from '../connection.js';
 
 export interface GlideOptions {
   /** redis://, rediss://, valkey:// or valkeys:// with optional user, password, db and ?cluster=true. */
@@ -75,6 +77,10 @@ export class GlideConnection implements Connection {
   readonly fence: Fence;
   /** Node only, beyond the seam: the glide client and batches under this connection (the gateway's commands). */
   readonly wire: GlideWire;
+  /** Told of one request's script calls (a withRequest view's); none on the connection itself. */
+  readonly observer: Observer | undefined = undefined;
+  /** One request's WAIT after each write (a withRequest view's), else the connection's ?wait=N. */
+  private readonly requestWait: WaitFor | undefined = undefined;
 
   constructor(
     client: Client,
@@ -91,6 +97,20 @@ export class GlideConnection implements Connection {
     });
   }
 
+  /**
+   * This connection for one request: its calls told to `observer`, and with `wait`, each write
+   * WAITed for on the primary that took it (a shortfall: NotReplicatedError). Closing the view
+   * closes nothing.
+   */
+  withRequest({ observer, wait }: RequestScope): GlideConnection {
+    const view = Object.create(this) as GlideConnection;
+    const mutable = view as unknown as { observer: Observer | undefined; requestWait: WaitFor | undefined; close: () => Promise<void> };
+    mutable.observer = observer;
+    mutable.requestWait = wait;
+    mutable.close = async () => {};
+    return view;
+  }
+
   /** The underlying glide client, for commands beyond the seam (admin, tests). */
   get client(): Client {
     return this.wire.client;
@@ -103,7 +123,7 @@ export class GlideConnection implements Connection {
 
   pipeline(commands: readonly ScriptCommand[]): Promise<Outcome[]> {
     // a WAIT follows each write's own reply: that goes call by call
-    if (this.wire.waitFor || commands.length === 0) return Promise.all(commands.map((c) => this.run(c)));
+    if (this.requestWait || this.wire.waitFor || commands.length === 0) return Promise.all(commands.map((c) => this.run(c)));
     const held = this.fence.admit();
     const list = commands.map(argsOf);
     return held ? held.then(() => this.wire.sendAll(list, scriptOutcome)) : this.wire.sendAll(list, scriptOutcome);
@@ -123,7 +143,8 @@ export class GlideConnection implements Connection {
 
   private script(command: ScriptCommand): Promise<Outcome> {
     const sent = this.wire.send(argsOf(command), scriptOutcome);
-    return this.wire.waitFor ? this.wire.replicated(sent, command.keys[0]) : sent;
+    const waitFor = this.requestWait ?? this.wire.waitFor;
+    return waitFor ? this.wire.replicated(sent, command.keys[0], waitFor) : sent;
   }
 
   /** GET {emq}:version from the primary that owns its slot (in a cluster, routed by the key). */

@@ -11,9 +11,18 @@
 // header. Every pipeline's requests are planned before the first is sent, and bounded
 // (rest-encode.ts): a call that cannot fit is refused whole, nothing sent.
 // Replies are asked for in base64 (Upstash-Encoding) and decoded to bytes.
-import type { Connection, Outcome, Reply, RequestScope, ScanStep, ScriptCommand } from '../connection.js';
+import type { Connection, Outcome, Reply, RequestScope, ScanStep, ScriptCommand, WaitFor } from '../connection.js';
 import type { Observer } from '../observe.js';
-import { AuthError, ConnectionError, InvalidPayloadError, ProtocolError, ServerError, TooLargeError, WireMismatchError } from '../errors.js';
+import {
+  AuthError,
+  ConnectionError,
+  InvalidPayloadError,
+  NotReplicatedError,
+  ProtocolError,
+  ServerError,
+  TooLargeError,
+  WireMismatchError,
+} from '../errors.js';
 import { fetchTransport, type RestAnswer, type RestTransport } from './rest-transport.js';
 import { Encoded, MAX_PIPELINE_COMMANDS, planPipeline, runBody, singleBytes, singleOf, type Bounds, type Single } from './rest-encode.js';
 
@@ -87,6 +96,11 @@ const RESENDABLE = allScripts.filter((s) => !controlScripts.includes(s));
 const ARG_ENCODING = 'Emq-Arg-Encoding';
 /** Its name as an answer's header is read. */
 const ARG_ENCODING_LC = 'emq-arg-encoding';
+/** Asks this project's gateway to WAIT after the request's writes (replicas, then ms); it answers how many replicas confirmed. */
+const WAIT = 'Emq-Wait';
+const WAIT_TIMEOUT = 'Emq-Wait-Timeout-Ms';
+const WAIT_REPLICAS_LC = 'emq-wait-replicas';
+const WAIT_NAMES = new Set(['emq-wait', 'emq-wait-timeout-ms']);
 /** PING, its arguments in base64: the gateway answers PONG and echoes Emq-Arg-Encoding; Upstash finds no such command. */
 const PROBE = '[["UElORw=="]]';
 
@@ -136,6 +150,8 @@ export class RestConnection implements Connection {
   private readonly ownNames: ReadonlySet<string>;
   /** One request's own headers (withRequest), never one of `headers`. */
   private readonly requestHeaders: Record<string, string> = {};
+  /** One request's WAIT after its writes (withRequest), asked of the gateway with Emq-Wait. */
+  private readonly requestWait: WaitFor | undefined = undefined;
   private readonly timeoutMs: number;
   /** Retries: `retries` of them (default 2), from `backoffMs` (default 50) doubling, jittered, honouring Retry-After up to 2 s. */
   private readonly retry: RetryPolicy;
@@ -186,12 +202,22 @@ export class RestConnection implements Connection {
    * `headers` too (X-Request-Id, traceparent: one id follows a job to the gateway), and
    * `observer` told of them. Authorization and the encoding header cannot be replaced.
    */
-  withRequest({ headers, observer }: RequestScope): RestConnection {
+  withRequest({ headers, observer, wait }: RequestScope): RestConnection {
     const view = Object.create(this) as RestConnection;
-    const mutable = view as unknown as { requestHeaders: Record<string, string>; observer: Observer | undefined; waiting: undefined };
+    const mutable = view as unknown as {
+      requestHeaders: Record<string, string>;
+      observer: Observer | undefined;
+      waiting: undefined;
+      requestWait: WaitFor | undefined;
+    };
     // a loop, not entries/filter/fromEntries: this runs once per request
     const mine: Record<string, string> = {};
-    if (headers) for (const k of Object.keys(headers)) if (!this.ownNames.has(k.toLowerCase())) mine[k] = headers[k]!;
+    if (headers) for (const k of Object.keys(headers)) if (!this.ownNames.has(k.toLowerCase()) && !WAIT_NAMES.has(k.toLowerCase())) mine[k] = headers[k]!;
+    if (wait) {
+      mine[WAIT] = String(wait.replicas);
+      mine[WAIT_TIMEOUT] = String(wait.timeoutMs);
+    }
+    mutable.requestWait = wait;
     mutable.requestHeaders = mine;
     mutable.observer = observer;
     mutable.waiting = undefined;
@@ -384,9 +410,26 @@ export class RestConnection implements Connection {
           throw new ConnectionError('the REST endpoint no longer reads Emq-Arg-Encoding (nothing was written): send the same call again');
         }
       }
+      if (this.requestWait && res.status === 200) await this.replicated(res, this.requestWait);
       // awaited: returning the promise would take two more microtask turns to settle
       return await this.parse(res);
     }
+  }
+
+  /**
+   * The gateway's count of replicas that confirmed this request's writes (Emq-Wait-Replicas);
+   * fewer than asked, or no count (an endpoint that does not WAIT: Upstash), is NotReplicatedError.
+   */
+  private async replicated(res: RestAnswer, wait: WaitFor): Promise<void> {
+    const said = res.header(WAIT_REPLICAS_LC);
+    const got = said != null && /^[0-9]{1,4}$/.test(said) ? Number(said) : undefined;
+    if (got !== undefined && got >= wait.replicas) return;
+    await res.discard();
+    const why =
+      got === undefined
+        ? `REST ${this.base} did not say that its writes reached any replica (an endpoint that does not honour ${WAIT})`
+        : `the write reached ${got} of ${wait.replicas} replicas within ${wait.timeoutMs} ms (or the gateway's cap)`;
+    throw new NotReplicatedError(`${why}; it is on the primary but could be lost in a failover: send it again with the same id`, got ?? 0, wait.replicas);
   }
 
   private async parse(res: RestAnswer, read?: string): Promise<unknown> {

@@ -14,11 +14,14 @@
 // server-clock times: the soak's verifier reads it.
 import { createHash } from 'node:crypto';
 import { openSync, writeSync } from 'node:fs';
-import { Decoder, GlideClient, Logger } from '@valkey/valkey-glide';
+import { Logger } from '@valkey/valkey-glide';
+import { connectLink } from './connect.js';
 import { type Claimed, libraryVerbs, type LibraryVerbs } from './verbs.js';
 
 export interface ConsumerConfig {
   port: number;
+  /** The cluster harness's nodes: then a cluster client, each queue's commands to its slot's primary (connect.ts). */
+  seeds?: Array<{ host: string; port: number }> | undefined;
   /** This process's index, in its connections' names and in every log line. */
   loop: number;
   queues: string[];
@@ -68,13 +71,9 @@ export async function runConsumer(cfg: ConsumerConfig, control: { stop: boolean;
 
 /** EchoMQ.Consumer's loop for one queue, on a connection of its own. */
 async function consume(q: string, cfg: ConsumerConfig, control: { stop: boolean; dieMidJob: boolean }, write: (line: LogLine) => void): Promise<void> {
-  const conn = await GlideClient.createClient({
-    addresses: [{ host: '127.0.0.1', port: cfg.port }],
-    clientName: `soak-consumer-${cfg.loop}`,
-    defaultDecoder: Decoder.Bytes,
-    requestTimeout: cfg.beatMs + 5_000,
-  });
-  const lib: LibraryVerbs = libraryVerbs(conn);
+  const link = await connectLink(cfg.seeds ? { seeds: cfg.seeds } : { port: cfg.port }, `soak-consumer-${cfg.loop}`, cfg.beatMs + 5_000);
+  const send = link.send(q);
+  const lib: LibraryVerbs = libraryVerbs(send);
   const settle = async (job: Claimed) => {
     // the soak's own reads (not the library's) must not crash the loop with a job in hand
     const at = await lib.claimedAt(q, job.id, cfg.leaseMs).catch(() => null);
@@ -129,12 +128,12 @@ async function consume(q: string, cfg: ConsumerConfig, control: { stop: boolean;
       const lanesEmpty = await drain(lib.gclaim);
       const flatEmpty = await drain(lib.claim);
       // parks only when the claims answered empty, as the library's drain does
-      if (lanesEmpty && flatEmpty && !control.stop) await conn.customCommand(['BLPOP', wake, (cfg.beatMs / 1000).toFixed(3)]);
+      if (lanesEmpty && flatEmpty && !control.stop) await send(['BLPOP', wake, (cfg.beatMs / 1000).toFixed(3)]);
     } catch {
       await sleep(100); // the loop crashed: it starts over, as its supervisor would restart it
     }
   }
-  conn.close();
+  link.close();
 }
 
 // As a child process: the config in SOAK_CONSUMER, `die-mid-job` and `stop` by IPC.

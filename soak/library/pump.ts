@@ -2,7 +2,7 @@
 // runs it (a lone process; two pumps on one outbox could trim each other's entries): on each
 // tick, Jobs.promote(batch) and deliver_flow_completions(batch). The repeat pass is left out:
 // the soak registers no repeatables. Its own connection, in the soak's process.
-import { Decoder, GlideClient } from '@valkey/valkey-glide';
+import { connectLink, type Target } from './connect.js';
 import { libraryVerbs } from './verbs.js';
 
 export interface Pump {
@@ -11,20 +11,17 @@ export interface Pump {
   stop(): Promise<void>;
 }
 
-export async function startPump(port: number, queues: readonly string[], tickMs = 200, batch = 100): Promise<Pump> {
-  const conn = await GlideClient.createClient({
-    addresses: [{ host: '127.0.0.1', port }],
-    clientName: 'soak-pump',
-    defaultDecoder: Decoder.Bytes,
-    requestTimeout: 5_000,
-  });
-  const lib = libraryVerbs(conn);
+/** `at`: the server's port, or the cluster harness (each queue's sweep on its slot's primary). */
+export async function startPump(at: number | Target, queues: readonly string[], tickMs = 200, batch = 100): Promise<Pump> {
+  const conn = await connectLink(typeof at === 'number' ? { port: at } : at, 'soak-pump', 5_000);
+  const libs = new Map(queues.map((q) => [q, libraryVerbs(conn.send(q))]));
   let delivered = 0;
   let stopping = false;
   const loop = (async () => {
     while (!stopping) {
       for (const q of queues) {
         // a crashed sweep is retried next tick (a :transient child restarted whole)
+        const lib = libs.get(q)!;
         await lib.promote(q, batch).catch(() => 0);
         delivered += await lib.deliverFlowCompletions(q, batch).catch(() => 0);
       }

@@ -5,6 +5,7 @@
 // SCRIPT LOAD on NOSCRIPT. Restated for the soak; only the scripts' texts (./scripts.ts) run.
 import { createHash } from 'node:crypto';
 import type { GlideClient, GlideString } from '@valkey/valkey-glide';
+import type { Send } from './connect.js';
 import { CLAIM, COMPLETE, FLOW_DELIVER, GCLAIM, PROMOTE, REAP, RETRY } from './scripts.js';
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
@@ -30,8 +31,9 @@ export interface Claimed {
 
 export type Completion = 'ok' | 'gone' | 'stale';
 
-export function libraryVerbs(conn: GlideClient) {
-  const cmd = (...args: GlideString[]) => conn.customCommand(args);
+/** The verbs over one server's client, or over a queue's `Send` (connect.ts: its slot's primary on a cluster). */
+export function libraryVerbs(conn: GlideClient | Send) {
+  const cmd = typeof conn === 'function' ? (...args: GlideString[]) => conn(args) : (...args: GlideString[]) => conn.customCommand(args);
   /** Connector.eval/5: EVALSHA; on NOSCRIPT, SCRIPT LOAD (the sha checked) and once more. */
   const evalScript = async (source: string, keys: string[], argv: GlideString[]): Promise<unknown> => {
     const sha = SHAS.get(source)!;

@@ -196,6 +196,7 @@ export type ProblemCode =
   | 'not_allowed'
   | 'conflict'
   | 'unavailable'
+  | 'not_replicated'
   | 'upstream_auth'
   | 'misconfigured'
   | 'invalid_signature'
@@ -228,4 +229,6 @@ export interface Problem {
   found?: string;
   results?: Array<{ id: Id; verdict: Verdict } | { id: Id; code: ProblemCode }>;
   flow?: { parent: { id: Id }; children: Array<{ queue: Queue; id: Id }> };
+  replicas?: number;
+  wanted?: number;
 }
