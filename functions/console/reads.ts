@@ -1,0 +1,67 @@
+// The reads a page makes, each bounded: the queue list paged to its end (up to a cap), a
+// queue's lanes paged (up to a cap), a page of one state's jobs. The listing routes are
+// GET /v1/queues and GET /v1/queues/{q}/jobs (docs/api.md).
+import type { GroupView, QueueView } from '../../client/index.js';
+import type { QueueCounts } from '../../shared/queue-info.js';
+import type { Api } from './producer.js';
+
+export interface QueueRow {
+  name: string;
+  counts: QueueCounts;
+  paused: boolean;
+}
+
+export interface JobRow {
+  id: string;
+  state: string;
+  attempts: number;
+  group?: string;
+  runAt?: number;
+  lastError?: string;
+  bytes?: number;
+}
+
+/** Pages of the queue list one load follows at most (a page is the producer's; a name may repeat across pages). */
+const QUEUE_PAGES_MAX = 200;
+/** Queues one load shows at most. */
+export const QUEUES_MAX = 5_000;
+/** Lanes a queue's page shows at most (pages of 1,000). */
+export const LANES_MAX = 2_000;
+/** Jobs of each state a queue's page lists. */
+export const JOBS_SHOWN = 50;
+
+/** Every queue (deduplicated, by name), and whether the list was cut at a cap. */
+export async function allQueues(api: Api): Promise<{ queues: QueueRow[]; cut: boolean }> {
+  const byName = new Map<string, QueueRow>();
+  let cursor: string | undefined;
+  for (let page = 0; page < QUEUE_PAGES_MAX; page++) {
+    const answer = await api.get<{ queues: QueueRow[]; cursor: string | null }>('/v1/queues', { cursor });
+    for (const q of answer.queues) byName.set(q.name, q);
+    if (answer.cursor === null || answer.cursor === undefined || byName.size >= QUEUES_MAX) {
+      return { queues: sorted(byName), cut: answer.cursor !== null && answer.cursor !== undefined };
+    }
+    cursor = answer.cursor;
+  }
+  return { queues: sorted(byName), cut: true };
+}
+
+const sorted = (m: Map<string, QueueRow>) => [...m.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, QUEUES_MAX);
+
+/** The queue's counts and its lanes, every page up to LANES_MAX; `cut` when more were left. */
+export async function queueWithLanes(api: Api, queue: string): Promise<{ view: QueueView; lanes: GroupView[]; cut: boolean }> {
+  const view = await api.client.queue(queue, { count: 1_000 });
+  const lanes = [...view.groups];
+  let cursor = view.cursor;
+  while (cursor !== undefined && lanes.length < LANES_MAX) {
+    const next = await api.client.queue(queue, { cursor, count: 1_000 });
+    lanes.push(...next.groups);
+    cursor = next.cursor;
+  }
+  return { view, lanes: lanes.slice(0, LANES_MAX), cut: cursor !== undefined };
+}
+
+/** A page of the queue's jobs in one state: pending newest first, scheduled soonest first. */
+export async function jobsOf(api: Api, queue: string, state: 'pending' | 'scheduled' | 'dead', limit = JOBS_SHOWN): Promise<{ jobs: JobRow[]; more: boolean }> {
+  const answer = await api.get<{ jobs: JobRow[]; cursor?: string | null }>(`/v1/queues/${encodeURIComponent(queue)}/jobs`, { state, limit });
+  return { jobs: answer.jobs, more: answer.cursor !== null && answer.cursor !== undefined };
+}
