@@ -40,7 +40,6 @@ export function Page({
         <head>
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
-          <meta name="referrer" content="no-referrer" />
           <title>{`${title} - EchoMQ console`}</title>
           <link rel="stylesheet" href={`/assets/console.css?v=${ASSET_VERSION}`} />
           <script src={`/assets/console.js?v=${ASSET_VERSION}`} defer />

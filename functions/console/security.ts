@@ -20,7 +20,8 @@ export const securityHeaders: MiddlewareHandler = async (c, next) => {
   if (!h.has('Content-Security-Policy')) h.set('Content-Security-Policy', CSP);
   h.set('X-Content-Type-Options', 'nosniff');
   h.set('X-Frame-Options', 'DENY');
-  h.set('Referrer-Policy', 'no-referrer');
+  // not no-referrer: under it a browser sends `Origin: null` with a form post
+  h.set('Referrer-Policy', 'same-origin');
   h.set('Cross-Origin-Opener-Policy', 'same-origin');
   h.set('Cross-Origin-Resource-Policy', 'same-origin');
   h.set('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
@@ -29,16 +30,15 @@ export const securityHeaders: MiddlewareHandler = async (c, next) => {
 };
 
 /**
- * Whether a POST comes from this console's own pages. A browser sends Sec-Fetch-Site (and
- * Origin) with every form post: either must say this origin. A request with neither is not a
- * browser's, and is let through only when it carries its token in Authorization (a script's:
- * no browser adds that header to a cross-site form post).
+ * Whether a POST comes from this console's own pages. A browser sends Sec-Fetch-Site with
+ * every form post: it must say same-origin. Without it (an older browser), Origin must be this
+ * origin. A request with neither is not a browser's, and is let through only when it carries
+ * its token in Authorization (a script's: no browser adds that header to a cross-site post).
  */
 export function sameOrigin(c: Context, bearer: boolean): boolean {
   const site = c.req.header('Sec-Fetch-Site');
+  if (site !== undefined) return site === 'same-origin';
   const origin = c.req.header('Origin');
-  if (site !== undefined && site !== 'same-origin') return false;
-  if (origin !== undefined && origin !== new URL(c.req.url).origin) return false;
-  if (site === undefined && origin === undefined) return bearer;
-  return true;
+  if (origin !== undefined) return origin === new URL(c.req.url).origin;
+  return bearer;
 }

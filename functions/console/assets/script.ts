@@ -74,7 +74,7 @@ export const SCRIPT = `'use strict';
     const box = document.querySelector('[data-chart="share"]');
     if (!box) return;
     const total = [...claims.values()].reduce((a, b) => a + b, 0);
-    const lanes = [...claims.entries()].sort((a, b) => b[1] - a[1]).slice(0, 20);
+    const lanes = [...claims.entries()].filter((e) => e[1] > 0).sort((a, b) => b[1] - a[1]).slice(0, 20);
     if (total === 0) {
       box.textContent = 'No claims in flight in ' + samples + ' sample' + (samples === 1 ? '' : 's') + ' so far.';
       return;
