@@ -22,15 +22,23 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 async function main(): Promise<void> {
   const valkey = await startServer();
+  // stopped whatever happens: a private server must not outlive the run
   const producer = await startProducer({
     ...process.env,
     VALKEY_URL: valkey.url,
     HOST: '127.0.0.1',
     PORT: '0',
-    EMQ_LOG: 'error',
+    EMQ_LOG: 'off',
     EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] }]),
+  }).catch(async (err: unknown) => {
+    await valkey.stop();
+    throw err;
   });
-  const consoleServer = await startConsole({ ...process.env, EMQ_CONSOLE_PRODUCER_URL: producer.url, EMQ_CONSOLE_PORT: '0' });
+  const consoleServer = await startConsole({ ...process.env, EMQ_CONSOLE_PRODUCER_URL: producer.url, EMQ_CONSOLE_PORT: '0' }).catch(async (err: unknown) => {
+    await producer.stop();
+    await valkey.stop();
+    throw err;
+  });
   const auth = { Authorization: `Bearer ${TOKEN}` };
   const batch = async (queue: string, items: unknown[]) => {
     const res = await fetch(`${producer.url}/v1/queues/${queue}/batch`, {

@@ -128,7 +128,9 @@ describe.each(TARGETS)('the console over $name', ({ dir, start }) => {
       expect(await page.locator(`${row} [data-field="paused"]`).textContent()).toBe(truth.body.paused ? 'paused' : 'running');
       expect(await page.locator(`${row} [data-spark] svg polyline`).count()).toBe(1);
     }
-    expect(await cell(`#queues tr[data-queue="${q}"]`, 'pending')).toBe('7');
+    // flat pending (laned jobs wait in their lanes: the queue page's rows), one claimed, two scheduled
+    expect(await cell(`#queues tr[data-queue="${q}"]`, 'pending')).toBe('4');
+    expect(await cell(`#queues tr[data-queue="${q}"]`, 'scheduled')).toBe('2');
     expect(await cell(`#queues tr[data-queue="${q}"]`, 'active')).toBe('1');
     // live: a job enqueued now shows up without a reload, and the chart gains a sample
     await post(q2, 'b again');

@@ -21,6 +21,8 @@ export interface JobRow {
   bytes?: number;
 }
 
+/** A listing page's SCAN COUNT: the route's most (its default, 1,000, takes 3x the round trips over a keyspace of 10,000 jobs). */
+const QUEUE_PAGE_COUNT = 5_000;
 /** Pages of the queue list one load follows at most (a page is the producer's; a name may repeat across pages). */
 const QUEUE_PAGES_MAX = 200;
 /** Queues one load shows at most. */
@@ -35,7 +37,7 @@ export async function allQueues(api: Api): Promise<{ queues: QueueRow[]; cut: bo
   const byName = new Map<string, QueueRow>();
   let cursor: string | undefined;
   for (let page = 0; page < QUEUE_PAGES_MAX; page++) {
-    const answer = await api.get<{ queues: QueueRow[]; cursor: string | null }>('/v1/queues', { cursor });
+    const answer = await api.get<{ queues: QueueRow[]; cursor: string | null }>('/v1/queues', { cursor, count: QUEUE_PAGE_COUNT });
     for (const q of answer.queues) byName.set(q.name, q);
     if (answer.cursor === null || answer.cursor === undefined || byName.size >= QUEUES_MAX) {
       return { queues: sorted(byName), cut: answer.cursor !== null && answer.cursor !== undefined };
