@@ -45,7 +45,7 @@ describe.each(TARGETS)('the console over $name', ({ dir, start }) => {
   const dialogs: string[] = [];
   const q = freshQueue('console-a');
   const q2 = freshQueue('console-b');
-  const ids = {} as Record<'flat' | 'other' | 'later' | 'soon' | 'hostile' | 'hidden' | 'dead' | 'laneA', string>;
+  const ids = {} as Record<'flat' | 'other' | 'later' | 'soon' | 'hostile' | 'hidden' | 'dead' | 'laneA' | 'laneB', string>;
 
   /** The producer API with the all-capable token. */
   const api = async (method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}) => {
@@ -71,7 +71,7 @@ describe.each(TARGETS)('the console over $name', ({ dir, start }) => {
     ids.other = await post(q, 'flat two');
     ids.laneA = await post(q, 'lane a', { 'Emq-Group': A });
     await post(q, 'lane a again', { 'Emq-Group': A });
-    await post(q, 'lane b', { 'Emq-Group': B });
+    ids.laneB = await post(q, 'lane b', { 'Emq-Group': B });
     ids.later = await post(q, 'later', { 'Emq-Delay': '2h' });
     ids.soon = await post(q, 'sooner', { 'Emq-Delay': '1h' });
     ids.hostile = await post(q, HOSTILE);
@@ -150,7 +150,12 @@ describe.each(TARGETS)('the console over $name', ({ dir, start }) => {
     expect(scheduled).toEqual([ids.soon, ids.later]);
     const pending = await jobsIn('pending');
     expect(pending).toContain(ids.flat);
+    expect(pending).not.toContain(ids.laneB);
     await shot('queue');
+    // a lane's own pending jobs, from its row
+    await page.locator(`#lanes tr[data-group="${B}"] td.name a`).click();
+    await page.waitForURL((u) => u.searchParams.get('group') === B);
+    expect(await jobsIn('pending')).toEqual([ids.laneB]);
     await page.goto(`${target.console}/q/${q2}`);
     const error = page.locator(`#jobs-dead tr[data-job="${ids.dead}"] td.error`);
     expect(await error.textContent()).toBe('<script>alert(2)</script> "x" left\\u202eright\\u0007bell');
@@ -185,6 +190,19 @@ describe.each(TARGETS)('the console over $name', ({ dir, start }) => {
     await page.waitForURL((u) => u.searchParams.get('done') === 'lane');
     expect(await page.locator(`#lanes tr[data-group="${B}"] [data-field="limit"]`).textContent()).toBe('3');
     expect((await api('GET', `/v1/queues/${q}/groups/${B}`)).body).toMatchObject({ group: B, limit: 3 });
+  });
+
+  it('sends a test job with a group and a delay from the form', async () => {
+    await page.goto(`${target.console}/send`);
+    await page.fill('#send-job input[name="queue"]', q2);
+    await page.fill('#send-job textarea[name="payload"]', 'from the form');
+    await page.fill('#send-job input[name="group"]', A);
+    await page.fill('#send-job input[name="delay"]', '1h');
+    await page.click('#send-job button');
+    await page.waitForURL((u) => u.searchParams.get('done') === 'enqueued');
+    expect(await page.locator('[data-field="state"]').textContent()).toBe('scheduled');
+    expect(await page.locator('[data-field="group"]').textContent()).toBe(A);
+    expect(await page.locator('#payload').textContent()).toBe('from the form');
   });
 
   it('sends a signed test webhook, then the same delivery again: enqueued, then duplicate', async () => {

@@ -51,17 +51,18 @@ export function pageRoutes(app: Hono<ConsoleEnv>, options: ConsoleOptions): void
 
   app.get('/q/:queue', async (c) => {
     const queue = c.req.param('queue');
+    const lane = c.req.query('group') || undefined;
     const api = c.var.api;
     const [head, scheduled, pending, dead, repeatables, crons] = await Promise.all([
       settle(queueWithLanes(api, queue)),
       settle(jobsOf(api, queue, 'scheduled')),
-      settle(jobsOf(api, queue, 'pending')),
+      settle(jobsOf(api, queue, 'pending', lane)),
       settle(jobsOf(api, queue, 'dead')),
       settle(api.client.schedules(queue, { count: 100 })),
       settle(api.client.crons()),
     ]);
     if ('refused' in head && unauthorized(head.refused)) return (signOut(c), c.html(<SignIn refused={head.refused} />, 401));
-    const data: QueueData = { queue, head, scheduled, pending, dead, repeatables, crons };
+    const data: QueueData = { queue, lane, head, scheduled, pending, dead, repeatables, crons };
     return c.html(<QueuePage data={data} done={c.req.query('done')} />, 'refused' in head ? statusOf(head.refused) : 200);
   });
 

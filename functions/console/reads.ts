@@ -62,8 +62,14 @@ export async function queueWithLanes(api: Api, queue: string): Promise<{ view: Q
   return { view, lanes: lanes.slice(0, LANES_MAX), cut: cursor !== undefined };
 }
 
-/** A page of the queue's jobs in one state: pending newest first, scheduled soonest first. */
-export async function jobsOf(api: Api, queue: string, state: 'pending' | 'scheduled' | 'dead', limit = JOBS_SHOWN): Promise<{ jobs: JobRow[]; more: boolean }> {
-  const answer = await api.get<{ jobs: JobRow[]; cursor?: string | null }>(`/v1/queues/${encodeURIComponent(queue)}/jobs`, { state, limit });
+/** A page of the queue's jobs in one state: pending newest first (flat, or a lane's with `group`), scheduled soonest first. */
+export async function jobsOf(
+  api: Api,
+  queue: string,
+  state: 'pending' | 'scheduled' | 'dead',
+  group?: string,
+  limit = JOBS_SHOWN,
+): Promise<{ jobs: JobRow[]; more: boolean }> {
+  const answer = await api.get<{ jobs: JobRow[]; cursor?: string | null }>(`/v1/queues/${encodeURIComponent(queue)}/jobs`, { state, limit, group });
   return { jobs: answer.jobs, more: answer.cursor !== null && answer.cursor !== undefined };
 }

@@ -27,18 +27,44 @@ function JobActions({ queue, job, promote }: { queue: string; job: JobRow; promo
   );
 }
 
-export function JobList({ queue, state, title, listed }: { queue: string; state: 'pending' | 'scheduled' | 'dead'; title: string; listed: Listed }) {
+export function JobList({
+  queue,
+  state,
+  title,
+  lane,
+  listed,
+}: {
+  queue: string;
+  state: 'pending' | 'scheduled' | 'dead';
+  title: string;
+  lane?: string | undefined;
+  listed: Listed;
+}) {
+  const heading = (
+    <h2 id={`${state}-heading`}>
+      {title}
+      {lane !== undefined && (
+        <>
+          <Shown text={lane} />
+          {', newest first '}
+          <a href={`/q/${seg(queue)}#pending-heading`} class="muted">
+            (show the flat ones)
+          </a>
+        </>
+      )}
+    </h2>
+  );
   if ('refused' in listed) {
     return (
       <section>
-        <h2>{title}</h2>
+        {heading}
         <Refusal err={listed.refused} what={`Listing ${state} jobs`} />
       </section>
     );
   }
   return (
     <section>
-      <h2>{title}</h2>
+      {heading}
       {listed.jobs.length === 0 ? (
         <p class="muted">None.</p>
       ) : (

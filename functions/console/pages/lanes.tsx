@@ -10,7 +10,9 @@ function LaneRow({ queue, lane }: { queue: string; lane: GroupView }) {
   return (
     <tr data-group={lane.group} data-pending={String(lane.pending)} data-active={String(lane.active)}>
       <td class="name">
-        <Shown text={lane.group} />
+        <a href={`/q/${seg(queue)}?group=${seg(lane.group)}#pending-heading`} title="list this lane's pending jobs">
+          <Shown text={lane.group} />
+        </a>
       </td>
       <td class="num" data-count="pending">
         {String(lane.pending)}

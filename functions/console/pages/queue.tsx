@@ -14,6 +14,8 @@ const refused = (x: object): x is { refused: unknown } => 'refused' in x;
 
 export interface QueueData {
   queue: string;
+  /** The lane whose pending jobs are listed (?group=); none: the flat pending set. */
+  lane: string | undefined;
   head: Or<{ view: QueueView; lanes: GroupView[]; cut: boolean }>;
   scheduled: Or<{ jobs: JobRow[]; more: boolean }>;
   pending: Or<{ jobs: JobRow[]; more: boolean }>;
@@ -35,6 +37,7 @@ function Head({ queue, view }: { queue: string; view: QueueView }) {
           </button>
         </form>
       </p>
+      <p class="muted">pending counts the flat pending set; each lane's waiting jobs are in its row below.</p>
       <table id="counts" data-queue={queue}>
         <thead>
           <tr>
@@ -145,7 +148,13 @@ export function QueuePage({ data, done }: { data: QueueData; done?: string | und
         </>
       )}
       <JobList queue={queue} state="scheduled" title="Schedule, soonest first" listed={data.scheduled} />
-      <JobList queue={queue} state="pending" title="Pending jobs, newest first" listed={data.pending} />
+      <JobList
+        queue={queue}
+        state="pending"
+        title={data.lane === undefined ? 'Pending jobs (flat), newest first' : 'Pending jobs in lane '}
+        lane={data.lane}
+        listed={data.pending}
+      />
       <JobList queue={queue} state="dead" title="Dead jobs" listed={data.dead} />
       <section>
         <h2>Repeatables</h2>
