@@ -3,7 +3,7 @@
 // redirect (303) to the page it came from, which says what happened. Refused: the refusal's
 // own page at the producer's status (403 forbidden_action for a token without `control`).
 import type { Context, Hono } from 'hono';
-import type { ConsoleEnv, ConsoleOptions } from './env.js';
+import type { ConsoleEnv, ConsoleOptions } from './app.js';
 import { SendPage } from './pages/send.js';
 import { ProducerError } from './producer.js';
 import { RefusedPage, badForm, statusOf } from './refused-page.js';

@@ -8,13 +8,29 @@ import { bodyLimit } from 'hono/body-limit';
 import { actionRoutes } from './action-routes.js';
 import { SCRIPT } from './assets/script.js';
 import { STYLE } from './assets/style.js';
-import type { ConsoleEnv, ConsoleOptions } from './env.js';
+import type { Source } from '../producer/webhooks/sources.js';
+import type { Api } from './producer.js';
+import type { Asker } from './session.js';
 import { pageRoutes } from './page-routes.js';
 import { SignIn } from './pages/signin.js';
 import { RefusedPage, badForm, statusOf } from './refused-page.js';
 import { apiFor, ProducerError } from './producer.js';
 import { askerOf, isToken, signIn, signOut } from './session.js';
 import { sameOrigin, securityHeaders } from './security.js';
+
+/** The routes' environment: who asks (session.ts) and the producer API on their behalf, set by the gate below. */
+export interface ConsoleEnv {
+  Variables: { asker: Asker; api: Api };
+}
+
+export interface ConsoleOptions {
+  /** The producer API's base URL. */
+  producerUrl: string;
+  /** Webhook sources a test delivery may be signed for (EMQ_SOURCES). */
+  sources: ReadonlyMap<string, Source>;
+  /** The fetch calls to the producer go through (tests). */
+  fetch?: typeof fetch;
+}
 
 /** A sign-in form's body: a token and its field name. */
 const SIGNIN_MAX_BYTES = 4 * 1024;

@@ -2,7 +2,7 @@
 // the JSON the page scripts poll for live refresh. A read the producer refuses is shown on the
 // page; the whole page refused (401) sends a browser back to sign in.
 import type { Hono } from 'hono';
-import type { ConsoleEnv, ConsoleOptions } from './env.js';
+import type { ConsoleEnv, ConsoleOptions } from './app.js';
 import { JobPage, NoJob } from './pages/job.js';
 import { QueuePage, type QueueData } from './pages/queue.js';
 import { QueuesPage } from './pages/queues.js';
