@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { createConsoleApp } from '../functions/console/app.js';
 import { consoleConfigFrom } from '../functions/console/config.js';
-import { hexDump } from '../functions/console/payload.js';
+import { BYTES_SHOWN, Payload, TEXT_SHOWN, hexDump } from '../functions/console/payload.js';
 import { visible } from '../functions/console/show.js';
 import { DELIVERY_ID, bodyOf, newDelivery, signedHeaders } from '../functions/console/webhook-sign.js';
 import { parseSources } from '../functions/producer/webhooks/sources.js';
@@ -17,6 +17,19 @@ describe('visible', () => {
     expect(visible('😀 é 中 <"\'>')).toBe('😀 é 中 <"\'>');
     expect(visible('line\nnext\ttab')).toBe('line\\u000anext\\u0009tab');
     expect(visible('line\nnext\ttab\r', true)).toBe('line\nnext\ttab\\u000d');
+  });
+
+  it('renders a payload escaped and cut: text to TEXT_SHOWN characters, binary as hex to BYTES_SHOWN bytes', async () => {
+    const text = String(await Payload({ payload: `<b>"&'\u202e${'x'.repeat(TEXT_SHOWN)}`, copyUrl: '/c' }).toString());
+    expect(text).toContain('&lt;b&gt;&quot;&amp;&#39;<span class="esc"');
+    expect(text).not.toContain('<b>');
+    expect(text).toContain(`the first ${TEXT_SHOWN} characters of ${TEXT_SHOWN + 7}`);
+    const bytes = Buffer.alloc(BYTES_SHOWN + 10, 0xff);
+    const binary = String(await Payload({ payloadBase64: bytes.toString('base64'), copyUrl: '/c' }).toString());
+    expect(binary).toContain(`binary (not UTF-8), ${BYTES_SHOWN + 10} bytes; the first ${BYTES_SHOWN} are shown`);
+    expect(binary).toContain('000001f0  ff ff');
+    expect(binary).not.toContain('00000200');
+    expect(binary).toContain('data-copy-as="base64"');
   });
 
   it('dumps bytes as offset, hex and printable ASCII', () => {

@@ -4,7 +4,7 @@ import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import { ASSET_VERSION } from './assets/version.js';
 import { ProducerError } from './producer.js';
-import { Shown } from './show.js';
+import { Shown, visible } from './show.js';
 
 /** What a finished action says on the page it returns to (?done=<word>); other words say nothing. */
 const DONE: Record<string, string> = {
@@ -40,7 +40,7 @@ export function Page({
         <head>
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
-          <title>{`${title} - EchoMQ console`}</title>
+          <title>{`${visible(title)} - EchoMQ console`}</title>
           <link rel="stylesheet" href={`/assets/console.css?v=${ASSET_VERSION}`} />
           <script src={`/assets/console.js?v=${ASSET_VERSION}`} defer />
         </head>
@@ -83,7 +83,7 @@ export function Refusal({ err, what }: { err: unknown; what?: string }) {
         <Shown text={err.code} />
       </strong>{' '}
       <Shown text={typeof err.problem.detail === 'string' ? err.problem.detail : err.message} />
-      {err.code === 'forbidden_action' && <span class="muted"> (this token lacks the capability; actions need `control`)</span>}
+      {err.code === 'forbidden_action' && <span class="muted"> (this token lacks the capability: looking needs `read`, actions `control`)</span>}
     </div>
   );
 }
