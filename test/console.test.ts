@@ -19,7 +19,12 @@ const A = 'PRT0KHTOWnGLuC';
 const B = 'USR0NgWEfAEJfs';
 const HOSTILE = '<img src=x onerror=alert(1)>';
 const HIDDEN = 'left\u202eright\u0007bell';
-const SOURCES = JSON.stringify({ gh: { kind: 'github', secrets: ['console-hook-secret-0123456'], queue: 'console-hooks' } });
+/** A source's name is anyone's text too: one that would be markup, with a bidi override. */
+const HOSTILE_SOURCE = '<img src=x onerror=alert(3)>"\u202e';
+const SOURCES = JSON.stringify({
+  gh: { kind: 'github', secrets: ['console-hook-secret-0123456'], queue: 'console-hooks' },
+  [HOSTILE_SOURCE]: { kind: 'github', secrets: ['console-hook-secret-0123456'], queue: 'console-hooks' },
+});
 const TOKENS = JSON.stringify([
   { token: ALL, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] },
   { token: READER, queues: ['*'], rawPrefixes: true, can: ['read'] },
@@ -207,6 +212,9 @@ describe.each(TARGETS)('the console over $name', ({ dir, start }) => {
 
   it('sends a signed test webhook, then the same delivery again: enqueued, then duplicate', async () => {
     await page.goto(`${target.console}/send`);
+    expect(await page.locator('#send-webhook option').allTextContents()).toEqual(['gh', '<img src=x onerror=alert(3)>"\\u202e']);
+    expect(await page.locator('img').count()).toBe(0);
+    await page.selectOption('#send-webhook select', 'gh');
     await page.locator('#send-webhook button').click();
     await expect.poll(() => page.locator('#webhook-verdict').textContent()).toBe('enqueued');
     const first = await page.locator('#webhook-result a').textContent();
