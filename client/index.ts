@@ -1,6 +1,8 @@
 // A typed client for the producer's HTTP API, for callers on any runtime with fetch.
-// Ids are minted here, before the first try, so a retry of a request that timed out or
-// met a 502/503/504 is the same job: it answers `enqueued` or `duplicate`, never a second job.
+// Ids are minted here, before the first try, and each such job carries its id as its
+// Idempotency-Key too, so a retry of a request that timed out or met a 502/503/504 is the same
+// job: it answers `enqueued` or `duplicate`, never a second job, even when the first try landed
+// and the job has completed since (its row is gone; the dedup key outlives it).
 // A `duplicate` on the first try of an id minted here is another minter's job under the same
 // id (a node-id collision): the job is sent again under a fresh id, so it is never lost.
 import { createMinter, drawNode, remint, type Minter } from '../shared/ids.js';
@@ -27,6 +29,14 @@ export interface ProducerClientOptions {
   /** The first retry's delay, in ms; it doubles, with jitter, and honours Retry-After (up to 5 s). */
   backoffMs?: number;
   fetch?: typeof fetch;
+  /**
+   * Whether a job whose id is minted here also sends that id as its Idempotency-Key (default
+   * true). An id alone dedups only while its job exists (the library's rule): a retry whose
+   * first try landed and whose job completed meanwhile would run it again. The key costs one
+   * dedup key per job for the producer's EMQ_DEDUPE_TTL_SECONDS. A job given its own id or
+   * idempotencyKey sends what it was given.
+   */
+  keyMintedJobs?: boolean;
   /**
    * The node id (0-1023) the ids minted here carry. Default: EMQ_NODE_ID where the runtime
    * has an environment, else one drawn from EMQ_NODE_IDS (default 0-1023).
@@ -75,6 +85,13 @@ function placementFields({ group, delay, notBefore }: PlacementOptions): { group
   return out;
 }
 
+/** A job's own id and Idempotency-Key, both optional. */
+export interface KeyedJob {
+  id?: string;
+  /** 1-255 printable ASCII characters; the same key with another payload or group is 422 idempotency_conflict. */
+  idempotencyKey?: string;
+}
+
 /** The producer refused the request: `code` is the problem document's stable code. */
 export class ProducerError extends Error {
   constructor(
@@ -116,6 +133,7 @@ export function createProducerClient({
   backoffMs = 100,
   fetch: fetchImpl = (input, init) => fetch(input, init),
   nodeId,
+  keyMintedJobs = true,
 }: ProducerClientOptions) {
   const mint: Minter = createMinter({ node: nodeIdOf(nodeId) });
   const base = url.replace(/\/+$/, '');
@@ -161,12 +179,19 @@ export function createProducerClient({
     }
   }
 
+  /** A job's Idempotency-Key: its own, else its id when the id was minted here (keyMintedJobs). */
+  const keyOf = (job: KeyedJob, id: string): string | undefined => job.idempotencyKey ?? (job.id === undefined && keyMintedJobs ? id : undefined);
+
   const control = controlCalls(send, queuePath, notFound);
   const schedules = scheduleCalls(send, queuePath, orNullOf(notFound), base);
 
   return {
-    /** Enqueues one job (into a lane with `group`; scheduled with `delay` or `notBefore`); its id is minted here unless given. */
-    async enqueue(queue: string, payload: Payload, options: { id?: string } & PlacementOptions = {}): Promise<EnqueueResult> {
+    /**
+     * Enqueues one job (into a lane with `group`; scheduled with `delay` or `notBefore`); its id
+     * is minted here unless given. `idempotencyKey`: yours (else a minted id is the key, unless
+     * keyMintedJobs is false).
+     */
+    async enqueue(queue: string, payload: Payload, options: KeyedJob & PlacementOptions = {}): Promise<EnqueueResult> {
       const { group, delay, notBefore } = placementFields(options);
       const placement: Record<string, string> = {
         ...(group !== undefined && { 'Emq-Group': group }),
@@ -175,13 +200,15 @@ export function createProducerClient({
       };
       for (let tries = 1; ; tries++) {
         const id = options.id ?? (tries === 1 ? mint() : remint(mint));
+        const key = keyOf(options, id);
         const { body, first } = await send(`${queuePath(queue)}/jobs`, {
           method: 'POST',
-          headers: { 'Emq-Job-Id': id, 'Content-Type': 'application/octet-stream', ...placement },
+          headers: { 'Emq-Job-Id': id, 'Content-Type': 'application/octet-stream', ...(key !== undefined && { 'Idempotency-Key': key }), ...placement },
           body: typeof payload === 'string' ? payload : (payload as NonNullable<RequestInit['body']>),
         });
         const result = body as EnqueueResult;
-        const collided = options.id === undefined && first && result.verdict === 'duplicate';
+        // a duplicate of the id just minted, on the first try: another minter's job (a key's hit answers its own job's id)
+        const collided = options.id === undefined && first && result.verdict === 'duplicate' && result.id === id;
         if (!collided) return result;
         if (tries >= MINT_TRIES) throw new ProducerError(0, 'id_collision', `${tries} ids minted here were already taken: give each minter its own nodeId`);
       }
@@ -190,7 +217,7 @@ export function createProducerClient({
     /** Enqueues up to 1,000 jobs in one request, each with its own placement; a verdict per job, in order. */
     async enqueueMany(
       queue: string,
-      jobs: ReadonlyArray<{ payload: Payload; id?: string } & PlacementOptions>,
+      jobs: ReadonlyArray<{ payload: Payload } & KeyedJob & PlacementOptions>,
     ): Promise<Array<{ id: string; verdict: EnqueueVerdict }>> {
       const ids = jobs.map((j) => j.id ?? mint());
       const results: Array<{ id: string; verdict: EnqueueVerdict }> = [];
@@ -199,12 +226,17 @@ export function createProducerClient({
         const { body, first } = await send(`${queuePath(queue)}/batch`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify(pending.map((i) => ({ ...item(ids[i]!, jobs[i]!.payload), ...placementFields(jobs[i]!) }))),
+          body: JSON.stringify(
+            pending.map((i) => {
+              const key = keyOf(jobs[i]!, ids[i]!);
+              return { ...item(ids[i]!, jobs[i]!.payload), ...placementFields(jobs[i]!), ...(key !== undefined && { idempotencyKey: key }) };
+            }),
+          ),
         });
         const answered = (body as { results: Array<{ id: string; verdict: EnqueueVerdict }> }).results;
         const collided: number[] = [];
         pending.forEach((i, k) => {
-          if (first && jobs[i]!.id === undefined && answered[k]!.verdict === 'duplicate') collided.push(i);
+          if (first && jobs[i]!.id === undefined && answered[k]!.verdict === 'duplicate' && answered[k]!.id === ids[i]) collided.push(i);
           else results[i] = answered[k]!;
         });
         if (collided.length > 0 && tries >= MINT_TRIES) {

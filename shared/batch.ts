@@ -3,21 +3,37 @@
 // scheduleMany are admitMany of one kind of job.
 import type { Connection, Outcome, ScriptCommand } from './connection.js';
 import { dispatch, evalsha } from './dispatch.js';
-import { EmqError } from './errors.js';
+import { EmqError, fromReply } from './errors.js';
 import { BatchError, MINT_TRIES, admissionOf, checkPayload, collisionError, type JobInput, type JobResult } from './enqueue.js';
+import { checkTtlSeconds, replyOf } from './enqueue-once.js';
 import { mintId, remint } from './ids.js';
-import { enqueueKeys, genqueueKeys, scheduleKeys, validateGroup } from './keyspace.js';
+import { dedupIdOf, dedupKey, enqueueKeys, genqueueKeys, scheduleKeys, validateGroup } from './keyspace.js';
 import { scheduleArgs, type ScheduleOptions, type ScheduleResult } from './schedule.js';
-import { enqueueScript, genqueueScript, scheduleScript, type Script } from './scripts.js';
+import { enqueueOnceScript, enqueueScript, genqueueOnceScript, genqueueScript, scheduleOnceScript, scheduleScript, type Script } from './scripts.js';
 
 export type AdmitVerdict = 'enqueued' | 'scheduled' | 'duplicate';
 
 /**
+ * A job's dedup key (enqueueOnce's scope, key, compare and ttlSeconds): the job goes through
+ * its script's -once twin, so a later use of the key, even after the job completed and its
+ * row is gone, answers that job as `duplicate`.
+ */
+export interface BatchOnce {
+  scope: string;
+  key: string;
+  compare: boolean;
+  ttlSeconds: number;
+}
+
+/**
  * A job for admitMany. With `at` or `inMs` it is scheduled (@schedule; with `group`, it joins
  * that lane when due); else with `group` it joins that lane now (@genqueue); else it goes flat
- * into the queue's pending set (@enqueue). Without an id, one is minted.
+ * into the queue's pending set (@enqueue). Without an id, one is minted. With `once`, the
+ * script's -once twin behind that dedup key.
  */
-export interface AdmitInput extends JobInput, ScheduleOptions {}
+export interface AdmitInput extends JobInput, ScheduleOptions {
+  once?: BatchOnce | undefined;
+}
 
 export interface AdmitResult {
   id: string;
@@ -32,6 +48,8 @@ interface Placed {
   keys: (id: string) => string[];
   /** The call under the job's first id, its keys checked once (the arguments after the id are kept for a resend). */
   call: ScriptCommand;
+  /** The job's dedup key when it goes through a -once twin (which replies [flag, id]). */
+  dedup?: string;
 }
 
 /**
@@ -57,29 +75,36 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
   const lane = genqueueKeys(queue);
   const later = scheduleKeys(queue);
   const ids: string[] = [];
+  const dedupIds = await Promise.all(jobs.map((job) => (job.once === undefined ? undefined : dedupIdOf(job.once.scope, job.once.key))));
   const placed = jobs.map((job, index): Placed => {
     try {
       const id = job.id ?? mint();
       ids.push(id);
       const kind = only ?? (job.at !== undefined || job.inMs !== undefined ? 'scheduled' : job.group !== undefined ? 'lane' : 'flat');
+      const { group, once } = job;
+      let place: Omit<Placed, 'call'> & { args: unknown[] };
       if (kind === 'scheduled') {
-        const keys = later(id);
         const [mode, value] = scheduleArgs(job);
-        if (job.group !== undefined) validateGroup(job.group);
-        checkPayload(job.payload);
-        const args = job.group === undefined ? [id, mode, value, job.payload] : [id, mode, value, job.group, job.payload];
-        return { script: scheduleScript, name: '@schedule', landed: 'scheduled', keys: later, call: evalsha(scheduleScript, keys, args) };
+        if (group !== undefined) validateGroup(group);
+        const args = group === undefined ? [mode, value, job.payload] : [mode, value, group, job.payload];
+        place = { script: scheduleScript, name: '@schedule', landed: 'scheduled', keys: later, args };
+      } else if (kind === 'lane') {
+        place = { script: genqueueScript, name: '@genqueue', landed: 'enqueued', keys: (id) => lane(id, group as string), args: [group, job.payload] };
+      } else {
+        place = { script: enqueueScript, name: '@enqueue', landed: 'enqueued', keys: flat, args: [job.payload] };
       }
-      const { group } = job;
-      if (kind === 'lane') {
-        const keys = lane(id, group as string);
-        checkPayload(job.payload);
-        const call = evalsha(genqueueScript, keys, [id, group as string, job.payload]);
-        return { script: genqueueScript, name: '@genqueue', landed: 'enqueued', keys: (id) => lane(id, group as string), call };
-      }
-      const keys = flat(id);
       checkPayload(job.payload);
-      return { script: enqueueScript, name: '@enqueue', landed: 'enqueued', keys: flat, call: evalsha(enqueueScript, keys, [id, job.payload]) };
+      if (once === undefined) {
+        const { args, ...rest } = place;
+        return { ...rest, call: evalsha(rest.script, rest.keys(id), [id, ...args] as ScriptCommand['args']) };
+      }
+      // the -once twin: the same keys and the dedup key last; compare and TTL after the id
+      checkTtlSeconds(once.ttlSeconds);
+      const dedup = dedupKey(queue, dedupIds[index]!);
+      const script = ONCE.get(place.script)!;
+      const keys = (id: string) => [...place.keys(id), dedup];
+      const args = [id, once.compare ? '1' : '0', String(once.ttlSeconds), ...place.args] as ScriptCommand['args'];
+      return { script, name: `${place.name}-once`, landed: place.landed, keys, dedup, call: evalsha(script, keys(id), args) };
     } catch (err) {
       if (err instanceof Error) err.message = `job ${index}: ${err.message}`;
       throw err;
@@ -89,6 +114,15 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
 
   const scripts = [...new Set(placed.map((p) => p.script))];
   const minted = jobs.map((job) => job.id === undefined);
+  /** A -once twin's reply ([flag, id]), checked: 2 is an id that names a job we did not send. */
+  const onceReply = (i: number, outcome: Outcome): { flag: 0 | 1 | 2; id: string } | EmqError => {
+    if (!outcome.ok) return fromReply(outcome.error);
+    try {
+      return replyOf(outcome.value, ids[i]!, placed[i]!.name);
+    } catch (err) {
+      return err as EmqError;
+    }
+  };
   const commandOf = (i: number) => {
     const { call, script, keys } = placed[i]!;
     const id = ids[i]!;
@@ -98,28 +132,54 @@ async function admit(connection: Connection, queue: string, jobs: readonly Admit
   // one id under two scripts: their calls must run in the batch's order, which a NOSCRIPT
   // answered to the first (resent after the rest ran) would break
   const ordered = scripts.length > 1 && crossesScripts(ids, placed);
-  const outcomes = await sendMinted(connection, scripts, ids, minted, commandOf, (o) => admissionOf(o) === 'duplicate', mint, ordered);
+  const collided = (o: Outcome, i: number) => {
+    if (placed[i]!.dedup === undefined) return admissionOf(o) === 'duplicate';
+    const reply = onceReply(i, o);
+    return !(reply instanceof EmqError) && reply.flag === 2;
+  };
+  const outcomes = await sendMinted(connection, scripts, ids, minted, commandOf, collided, mint, ordered);
 
   let failed = false;
   const results = ids.map((id, i): AdmitResult | { id: string; error: EmqError } => {
-    const verdict = admissionOf(outcomes[i]!, placed[i]!.name);
+    const { dedup, name, landed } = placed[i]!;
+    if (dedup !== undefined) {
+      const reply = onceReply(i, outcomes[i]!);
+      if (reply instanceof EmqError) {
+        failed = true;
+        return { id, error: reply };
+      }
+      // 0: the key's job (its id, maybe not this one); 2: a given id that names a job already
+      return reply.flag === 1 ? { id, verdict: landed } : { id: reply.id, verdict: 'duplicate' };
+    }
+    const verdict = admissionOf(outcomes[i]!, name);
     if (verdict instanceof EmqError) {
       failed = true;
       return { id, error: verdict };
     }
-    return { id, verdict: verdict === 'enqueued' ? placed[i]!.landed : verdict };
+    return { id, verdict: verdict === 'enqueued' ? landed : verdict };
   });
   if (failed) throw new BatchError<AdmitVerdict>(results);
   return results as AdmitResult[];
 }
 
-/** Whether some id is sent under two scripts (a job scheduled, then the same id flat). */
+/** Each script's -once twin: the same keys with the dedup key last, and compare and TTL after the id. */
+const ONCE = new Map<Script, Script>([
+  [enqueueScript, enqueueOnceScript],
+  [genqueueScript, genqueueOnceScript],
+  [scheduleScript, scheduleOnceScript],
+]);
+
+/** Whether some id, or some dedup key, is sent under two scripts (a job scheduled, then the same id flat). */
 function crossesScripts(ids: readonly string[], placed: readonly Placed[]): boolean {
   const scriptOf = new Map<string, Script>();
+  const crosses = (name: string, script: Script) => {
+    const before = scriptOf.get(name);
+    if (before === undefined) scriptOf.set(name, script);
+    return before !== undefined && before !== script;
+  };
   for (let i = 0; i < ids.length; i++) {
-    const before = scriptOf.get(ids[i]!);
-    if (before === undefined) scriptOf.set(ids[i]!, placed[i]!.script);
-    else if (before !== placed[i]!.script) return true;
+    const { script, dedup } = placed[i]!;
+    if (crosses(`id ${ids[i]}`, script) || (dedup !== undefined && crosses(`key ${dedup}`, script))) return true;
   }
   return false;
 }
@@ -136,7 +196,7 @@ export async function sendMinted(
   ids: string[],
   minted: readonly boolean[],
   commandOf: (i: number) => ScriptCommand,
-  collided: (outcome: Outcome) => boolean,
+  collided: (outcome: Outcome, index: number) => boolean,
   mint: () => string,
   ordered = false,
 ): Promise<Outcome[]> {
@@ -149,7 +209,7 @@ export async function sendMinted(
   // collisions: minted ids another minter had taken get fresh ids, sent again
   for (let tries = 1; ; tries++) {
     const again: number[] = [];
-    for (let i = 0; i < outcomes.length; i++) if (minted[i] && collided(outcomes[i]!)) again.push(i);
+    for (let i = 0; i < outcomes.length; i++) if (minted[i] && collided(outcomes[i]!, i)) again.push(i);
     if (again.length === 0) break;
     if (tries >= MINT_TRIES) {
       again.forEach((i) => (outcomes[i] = { ok: false, error: collisionError(MINT_TRIES).message }));

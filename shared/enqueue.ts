@@ -72,7 +72,7 @@ export function admissionOf<A extends string = 'enqueued'>(outcome: Outcome, nam
  * Resolves to `enqueued`, or `duplicate` when the id exists (nothing written). Refusals
  * throw typed errors before anything is sent (queue, id, payload) or after the script
  * refused (kind, layout, wrong type); a transport failure throws ConnectionError, and
- * the same call may be retried safely: the id makes it idempotent.
+ * the same call may be retried safely while the job exists (the id dedups until its job completes; enqueueOnce dedups beyond).
  */
 export async function enqueue(connection: Connection, queue: string, id: string, payload: Payload): Promise<Verdict> {
   const keys = enqueueKeys(queue)(id);

@@ -331,14 +331,18 @@ async function crossQueue(s: Sending): Promise<FlowResult> {
     break;
   }
 
-  // 3. each child lands in its own slot, but those whose completion the parent has counted
+  // 3. each child lands in its own slot, but those whose completion the parent has counted, and
   const partly = (err: EmqError) => {
     const { parent, children: all } = s.result('enqueued');
     (err as EmqError & Partial<PartlyLanded>).flow = { parent, children: all };
     err.message += ` (the flow is partly landed: its parent ${parent.queue}/${parent.id} is held until every child lands; send the same flow again, with the same ids, to complete it)`;
     return err;
   };
-  const which = every.filter((i) => !completed.has(s.ids[i]!));
+  // not those found there by the check either (a row, or a completion in the child's outbox): the
+  // Pump may since have moved that completion to the parent's :processed after step 2 read it,
+  // where neither step 2 nor the landing would see it, and the child would run again
+  const there = new Set(every.filter((i) => childFlag(checks[i]!) === 0));
+  const which = every.filter((i) => !completed.has(s.ids[i]!) && !there.has(i));
   let outcomes: Outcome[];
   try {
     outcomes = await send(which, 'land');

@@ -4,7 +4,7 @@ export { RestConnection, connectRest } from './connections/rest.js';
 export type { RestOptions } from './connections/rest.js';
 export { BatchError, MINT_TRIES, enqueue, enqueueNew } from './enqueue.js';
 export { admitMany, enqueueGroupedMany, enqueueMany, scheduleMany } from './batch.js';
-export type { AdmitInput, AdmitResult, AdmitVerdict, GroupedJobInput, ScheduledJobInput } from './batch.js';
+export type { AdmitInput, AdmitResult, AdmitVerdict, BatchOnce, GroupedJobInput, ScheduledJobInput } from './batch.js';
 export type { Job, JobInput, JobResult, Payload, Verdict } from './enqueue.js';
 export * from './errors.js';
 export {

@@ -16,7 +16,7 @@ import { genqueueOnceScript, genqueueScript } from './scripts.js';
  * tenant's `PRT…`). Resolves to `enqueued`, or `duplicate` when the id exists (nothing
  * written). Refusals throw typed errors before anything is sent (queue, id, group, payload)
  * or after the script refused (kind, layout, wrong type); a transport failure throws
- * ConnectionError, and the same call may be retried safely: the id makes it idempotent.
+ * ConnectionError, and the same call may be retried safely while the job exists (the id dedups until its job completes; enqueueOnce dedups beyond).
  */
 export async function enqueueGrouped(connection: Connection, queue: string, group: string, id: string, payload: Payload): Promise<Verdict> {
   const keys = genqueueKeys(queue)(id, group);

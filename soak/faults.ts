@@ -10,8 +10,17 @@ export const FAULT_KINDS = [
   "CLIENT KILL of the gateway's connections",
   'gateway restart',
   'a consumer killed mid-job',
+  'Worker isolate restart',
 ] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+/** Glide mode's (no gateway, no Worker): the gateway's two faults become `emq producer`'s. */
+export const GLIDE_FAULT_KINDS = [
+  'kill -9 Valkey + restart',
+  'SCRIPT FLUSH',
+  "CLIENT KILL of emq producer's connections",
+  'emq producer restart',
+  'a consumer killed mid-job',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number] | (typeof GLIDE_FAULT_KINDS)[number];
 /** The faults of the producer half's soak (soak/edge/), which runs no consumer. */
 export const EDGE_FAULT_KINDS = FAULT_KINDS.slice(0, 4) as readonly FaultKind[];
 
@@ -48,27 +57,32 @@ const inject: Record<FaultKind, (stack: Stack, fleet: Fleet | null) => Promise<s
     await admin(stack, ['SCRIPT', 'FLUSH']);
     return 'script cache empty';
   },
-  async "CLIENT KILL of the gateway's connections"(stack) {
-    // glide names its connections `emq` (the gateway's); ours is `soak-admin`
-    const list = text(await admin(stack, ['CLIENT', 'LIST', 'TYPE', 'normal']));
-    const ids = list
-      .split('\n')
-      .filter((line) => / name=emq /.test(line))
-      .map((line) => /(?:^|\s)id=(\d+)/.exec(line)?.[1])
-      .filter((id): id is string => id !== undefined);
-    let killed = 0;
-    for (const id of ids) killed += Number(await admin(stack, ['CLIENT', 'KILL', 'ID', id]));
-    return `${killed} connection(s) killed`;
-  },
+  "CLIENT KILL of the gateway's connections": killEmqClients,
+  "CLIENT KILL of emq producer's connections": killEmqClients,
   async 'gateway restart'(stack) {
-    await stack.gateway.restart();
+    await stack.gateway!.restart();
     return 'SIGTERM, drained, started again on the same port';
   },
+  'emq producer restart': (stack) => stack.restartProducer(),
+  'Worker isolate restart': (stack) => stack.restartProducer(),
   async 'a consumer killed mid-job'(_stack, fleet) {
     const loop = fleet ? await fleet.killMidJob() : -1;
     return loop < 0 ? 'no job claimed in 30 s: none killed' : `loop ${loop}: SIGKILL after a claim, restarted; its lease runs out and reap returns the job`;
   },
 };
+
+/** glide names its connections `emq` (the gateway's, or emq producer's); ours are `soak-…`. */
+async function killEmqClients(stack: Stack): Promise<string> {
+  const list = text(await admin(stack, ['CLIENT', 'LIST', 'TYPE', 'normal']));
+  const ids = list
+    .split('\n')
+    .filter((line) => / name=emq /.test(line))
+    .map((line) => /(?:^|\s)id=(\d+)/.exec(line)?.[1])
+    .filter((id): id is string => id !== undefined);
+  let killed = 0;
+  for (const id of ids) killed += Number(await admin(stack, ['CLIENT', 'KILL', 'ID', id]));
+  return `${killed} connection(s) killed`;
+}
 
 /**
  * `each` faults of every kind, evenly spread over `seconds` (none in the first or last

@@ -3,7 +3,7 @@
 // flow, and each control call's outcome. The verifier holds the completion log against it.
 import { digest } from './library/consumer.js';
 
-export const VERBS = ['flat', 'batch', 'idem', 'group', 'delay', 'notbefore', 'gdelay', 'flow', 'xflow', 'cancel', 'promote', 'reschedule'] as const;
+export const VERBS = ['flat', 'batch', 'idem', 'group', 'delay', 'notbefore', 'gdelay', 'flow', 'xflow', 'cancel', 'promote', 'reschedule', 'webhook'] as const;
 export type Verb = (typeof VERBS)[number];
 /** ok: done at the first attempt; once: fails the first; dead: fails every attempt (the dead set). */
 export type Fate = 'ok' | 'once' | 'dead';
@@ -40,6 +40,8 @@ export interface Ledger {
   duplicates: number;
   /** Idempotency-Key sent again on purpose: answered the same id (ok) or not (mismatch). */
   idemReuse: { ok: number; mismatch: number };
+  /** Webhook deliveries acknowledged; of them sent twice at once; redelivered later (after the job completed); answers naming another job or no duplicate. */
+  webhooks: { deliveries: number; concurrent: number; redelivered: number; afterCompletion: number; mismatch: number };
   /** Control calls by verb and answer: `cancel 200`, `cancel 409 job_active`, … */
   control: Map<string, number>;
   bad5xx: Map<number, { count: number; sample: string }>;
@@ -55,6 +57,7 @@ export function newLedger(): Ledger {
     retries: 0,
     duplicates: 0,
     idemReuse: { ok: 0, mismatch: 0 },
+    webhooks: { deliveries: 0, concurrent: 0, redelivered: 0, afterCompletion: 0, mismatch: 0 },
     control: new Map(),
     bad5xx: new Map(),
     refused: [],

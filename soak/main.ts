@@ -1,4 +1,5 @@
-// npm run soak: SOAK_SECONDS (default 300), SOAK_PRODUCERS (32), SOAK_FAULTS_EACH (6), SOAK_CONSUMERS (4).
+// npm run soak: SOAK_SECONDS (default 300), SOAK_PRODUCERS (32), SOAK_FAULTS_EACH (6), SOAK_CONSUMERS (4),
+// SOAK_MODE (worker: the Worker and the gateway, the default; glide: `emq producer` over glide).
 // Prints progress, the fault log and the table; exits 1 if any must is not met.
 import { printTable, runSoak } from './run.js';
 
@@ -10,7 +11,11 @@ const num = (name: string, fallback: number) => {
   return n;
 };
 
+const mode = process.env.SOAK_MODE || 'worker';
+if (mode !== 'worker' && mode !== 'glide') throw new Error(`SOAK_MODE=${mode} is neither worker nor glide`);
+
 const result = await runSoak({
+  mode,
   seconds: num('SOAK_SECONDS', 300),
   producers: num('SOAK_PRODUCERS', 32),
   faultsEach: num('SOAK_FAULTS_EACH', 6),

@@ -6,6 +6,7 @@
 // scheduled (and racing flat) jobs.
 import { createMinter, mintId } from '../shared/index.js';
 import { count, type Fate, type Ledger, payloadOf, type SentJob, type Verb } from './ledger.js';
+import { deliver, type Hooks } from './webhooks.js';
 
 export interface SoakProducerOptions {
   worker: URL;
@@ -15,9 +16,11 @@ export interface SoakProducerOptions {
   tenants: readonly string[];
   until: number;
   giveUpMs: number;
+  /** The webhooks verb's sources; without them, no webhooks are sent. */
+  hooks?: Hooks;
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   body: Record<string, unknown>;
   firstSentAt: number;
@@ -53,11 +56,17 @@ const MIX: Array<[Verb, number]> = [
   ['cancel', 4],
   ['promote', 2],
   ['reschedule', 2],
+  ['webhook', 4],
 ];
-function pickVerb(): Verb {
-  let r = Math.random() * MIX.reduce((a, [, w]) => a + w, 0);
-  for (const [v, w] of MIX) if ((r -= w) <= 0) return v;
+function pickVerb(hooks: boolean): Verb {
+  const mix = hooks ? MIX : MIX.filter(([v]) => v !== 'webhook');
+  let r = Math.random() * mix.reduce((a, [, w]) => a + w, 0);
+  for (const [v, w] of mix) if ((r -= w) <= 0) return v;
   return 'flat';
+}
+function firstVerb(index: number, hooks: boolean): Verb {
+  const verbs = MIX.map(([v]) => v).filter((v) => hooks || v !== 'webhook');
+  return verbs[index % verbs.length]!;
 }
 const pickFate = (): Fate => {
   const r = Math.random();
@@ -126,10 +135,16 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
     ledger.jobs.set(id, job);
     return { job, bytes: p.bytes };
   };
-  /** POST …/jobs with the id minted first; answers the job when acknowledged. */
+  /** POST …/jobs with the id minted first (and sent as its Idempotency-Key); answers the job when acknowledged. */
   const enqueue = async (verb: Verb, queue: string, fate: Fate, unique: string, headers: Record<string, string> = {}, extra: Partial<SentJob> = {}) => {
     const { job, bytes } = newJob(verb, queue, fate, unique, extra);
-    const a = await call('POST', jobsPath(queue), bytes, { 'Emq-Job-Id': job.id, 'Content-Type': 'application/octet-stream', ...headers });
+    // the id as the Idempotency-Key too: a retry whose first try landed and whose job has completed since is still that job (docs/api.md)
+    const a = await call('POST', jobsPath(queue), bytes, {
+      'Emq-Job-Id': job.id,
+      'Idempotency-Key': job.id,
+      'Content-Type': 'application/octet-stream',
+      ...headers,
+    });
     return ack(a, [job], `${verb} ${job.id}`) ? { job, a: a! } : null;
   };
   const control = (verb: string, a: Answer | null) =>
@@ -138,8 +153,10 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
   const { main, lanes, side } = o.queues;
   for (let n = 0; Date.now() < o.until; n++) {
     const unique = `p${index}-${n}`;
-    const verb = pickVerb();
-    if (verb === 'flat') await enqueue('flat', main, pickFate(), unique);
+    // the first round deals the verbs out across the producers, so a short run sends each of them
+    const verb = n === 0 ? firstVerb(index, o.hooks !== undefined) : pickVerb(o.hooks !== undefined);
+    if (verb === 'webhook') await deliver(o.hooks!, unique, pickFate(), { call, ack, ledger });
+    else if (verb === 'flat') await enqueue('flat', main, pickFate(), unique);
     else if (verb === 'group') {
       const group = pickTenant(o.tenants);
       await enqueue('group', lanes, pickFate(), unique, { 'Emq-Group': group }, { group });
@@ -154,7 +171,7 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
       await enqueue('notbefore', main, 'ok', unique, { 'Emq-Not-Before': String(at) }, { dueAfter: at });
     } else if (verb === 'batch') {
       const items = Array.from({ length: between(5, 30) }, (_, i) => newJob('batch', main, 'ok', `${unique}.${i}`));
-      const body = JSON.stringify(items.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes) })));
+      const body = JSON.stringify(items.map(({ job, bytes }) => ({ id: job.id, payloadBase64: b64(bytes), idempotencyKey: job.id })));
       const a = await call('POST', `/v1/queues/${main}/batch`, body, { 'Content-Type': 'application/json' });
       const results = (a?.body.results ?? []) as Array<{ verdict?: string }>;
       if (a?.status === 200 && results.some((r) => r.verdict !== 'enqueued' && r.verdict !== 'duplicate')) a.status = 207; // counted refused
@@ -207,8 +224,8 @@ export async function produce(index: number, o: SoakProducerOptions, ledger: Led
           ? await call('POST', `${jobsPath(main)}/${r.job.id}/promote`)
           : await call('PATCH', `${jobsPath(main)}/${r.job.id}`, undefined, { 'Emq-Delay': `${ms}ms` });
       control(verb, a);
-      // a 409 after a try that got no answer: that try had moved it
-      if (a && (a.status === 200 || (a.status === 409 && a.attempts > 1))) r.job.dueAfter = a.firstSentAt + (verb === 'promote' ? 0 : ms);
+      // a 409 after a try that got no answer: that try had moved it; a 404 then: it had, and the job has run since
+      if (a && (a.status === 200 || ((a.status === 409 || a.status === 404) && a.attempts > 1))) r.job.dueAfter = a.firstSentAt + (verb === 'promote' ? 0 : ms);
       else r.job.mayStayScheduled = true;
     }
   }

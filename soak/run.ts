@@ -1,5 +1,5 @@
 // The soak: producers send every verb through the Worker, the gateway and Valkey (AOF,
-// appendfsync always) while the library's consumer loops (soak/library/) take the jobs to the
+// appendfsync always), or in glide mode through `emq producer` over glide, while the library's consumer loops (soak/library/) take the jobs to the
 // end and faults are injected on a schedule; then the run drains, and the producers' ledger
 // is held against the consumers' completion log and what Valkey holds. `npm run soak` runs it
 // for 5 minutes (soak/main.ts); a short run is part of the tests (test/soak.test.ts).
@@ -7,13 +7,14 @@ import type { GlideString } from '@valkey/valkey-glide';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAULT_KINDS, type FaultRecord, runFaults } from './faults.js';
+import { FAULT_KINDS, type FaultKind, type FaultRecord, GLIDE_FAULT_KINDS, runFaults } from './faults.js';
 import { type FleetConfig, readLogs, startFleet } from './library/fleet.js';
 import { startPump } from './library/pump.js';
 import { type Ledger, newLedger } from './ledger.js';
 import { produce, tenantsOf } from './producers.js';
-import { type Stack, startStack } from './stack.js';
+import { type SoakMode, type Stack, startStack } from './stack.js';
 import { type Findings, verify } from './verify.js';
+import { webhookSources } from './webhooks.js';
 
 export interface SoakOptions {
   seconds: number;
@@ -25,6 +26,8 @@ export interface SoakOptions {
   tenants?: number;
   /** How long the drain after the run may take before the verdict. */
   drainSeconds?: number;
+  /** worker (the Worker in workerd, the gateway; the default) or glide (`emq producer` over glide). */
+  mode?: SoakMode;
   log?: (line: string) => void;
 }
 
@@ -43,13 +46,25 @@ const LEASE_MS = 5_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
-  const { seconds, producers, faultsEach, consumers = 4, tenants: tenantCount = 16, drainSeconds = 90, log = (l: string) => console.log(l) } = options;
-  const stack = await startStack();
+  const {
+    seconds,
+    producers,
+    faultsEach,
+    consumers = 4,
+    tenants: tenantCount = 16,
+    drainSeconds = 90,
+    mode = 'worker',
+    log = (l: string) => console.log(l),
+  } = options;
+  const run = Date.now().toString(36);
+  const queues = { main: `soak-${run}-main`, lanes: `soak-${run}-lanes`, side: `soak-${run}-side` };
+  // webhook deliveries go to the side queue (flat, and kept up with)
+  const hooks = webhookSources(queues.side);
+  const stack = await startStack({ mode, sources: hooks.sources });
+  const kinds = mode === 'glide' ? GLIDE_FAULT_KINDS : FAULT_KINDS;
   const dir = mkdtempSync(join(tmpdir(), 'emq-soak-'));
   let ledgerOf: Ledger['jobs'] | undefined;
   try {
-    const run = Date.now().toString(36);
-    const queues = { main: `soak-${run}-main`, lanes: `soak-${run}-lanes`, side: `soak-${run}-side` };
     const all = [queues.main, queues.lanes, queues.side];
     const cfg: FleetConfig = { port: stack.valkey.port, queues: all, leaseMs: LEASE_MS, beatMs: 250, retryDelayMs: 300, maxAttempts: 3, drainCap: 200 };
     const fleet = startFleet(consumers, cfg, dir);
@@ -66,9 +81,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const tenants = tenantsOf(tenantCount);
     try {
       const loads = Array.from({ length: producers }, (_, i) =>
-        produce(i, { worker: stack.worker, token: stack.token, queues, tenants, until, giveUpMs: 60_000 }, ledger),
+        produce(i, { worker: stack.worker, token: stack.token, queues, tenants, until, giveUpMs: 60_000, hooks }, ledger),
       );
-      faults = await runFaults(stack, fleet, seconds, faultsEach, log);
+      faults = await runFaults(stack, fleet, seconds, faultsEach, log, kinds);
       await Promise.all(loads);
       const quietAt = await drain(stack.admin, ledger, all, Date.now() + drainSeconds * 1000);
       log(quietAt ? `drained ${((quietAt - until) / 1000).toFixed(1)} s after the producers stopped` : `not drained after ${drainSeconds} s`);
@@ -79,9 +94,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }
     const elapsedMs = Date.now() - started;
     const findings = await verify(stack.admin, ledger, readLogs(dir), all, LEASE_MS);
-    const table = tableOf(ledger, faults, findings, { seconds, producers, faultsEach, consumers }, elapsedMs, fleet.restarts(), pump.delivered());
+    const table = tableOf(ledger, faults, findings, { seconds, producers, faultsEach, consumers, mode, kinds }, elapsedMs, fleet.restarts(), pump.delivered());
     return {
-      options: { seconds, producers, faultsEach, consumers, tenants: tenantCount, drainSeconds },
+      options: { seconds, producers, faultsEach, consumers, tenants: tenantCount, drainSeconds, mode },
       ledger,
       faults,
       findings,
@@ -98,19 +113,21 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   }
 }
 
-/** Waits until no queue holds work (pending, active, ring, outbox, schedule but what may stay); answers when, or null at the deadline. */
+/** Waits until no queue holds work (pending, active, ring, outbox, a scheduled job but one that may stay); answers when, or null at the deadline. */
 async function drain(admin: Stack['admin'], ledger: Ledger, queues: string[], deadline: number): Promise<number | null> {
-  const mayStay = [...ledger.jobs.values()].filter((j) => j.mayStayScheduled).length;
-  const n = async (...args: GlideString[]) => Number(await admin.customCommand(args).catch(() => -1));
+  // a failed read counts as work: the queue is not known to be quiet
+  const n = async (...args: GlideString[]) => Number(await admin.customCommand(args).catch(() => Number.NaN));
+  const ids = async (key: string) => ((await admin.customCommand(['ZRANGE', key, '0', '-1']).catch(() => null)) as GlideString[] | null)?.map(String);
   while (Date.now() < deadline) {
     let busy = 0;
-    let scheduled = 0;
     for (const q of queues) {
       const p = `emq:{${q}}:`;
       busy += (await n('ZCARD', `${p}pending`)) + (await n('ZCARD', `${p}active`)) + (await n('LLEN', `${p}ring`)) + (await n('LLEN', `${p}flow:outbox`));
-      scheduled += await n('ZCARD', `${p}schedule`);
+      // by id, not by count: a job counted as maybe staying may have run after all
+      const scheduled = await ids(`${p}schedule`);
+      busy += scheduled ? scheduled.filter((id) => !ledger.jobs.get(id)?.mayStayScheduled).length : Number.NaN;
     }
-    if (busy === 0 && scheduled <= mayStay && scheduled >= 0) return Date.now();
+    if (busy === 0) return Date.now();
     await sleep(500);
   }
   return null;
@@ -120,7 +137,7 @@ function tableOf(
   ledger: Ledger,
   faults: FaultRecord[],
   f: Findings,
-  o: { seconds: number; producers: number; faultsEach: number; consumers: number },
+  o: { seconds: number; producers: number; faultsEach: number; consumers: number; mode: SoakMode; kinds: readonly FaultKind[] },
   elapsedMs: number,
   restarts: number,
   delivered: number,
@@ -130,22 +147,28 @@ function tableOf(
   const rows: SoakResult['table'] = [];
   const row = (measure: string, value: number | string, must = '', ok = true) => rows.push({ measure, value: String(value), must, ok });
   const zero = (measure: string, value: number) => row(measure, value, '0', value === 0);
+  row('mode', o.mode === 'glide' ? 'glide: emq producer over glide, no gateway' : 'worker: the Worker in workerd, REST to emq gateway');
   row('producers (concurrent) / library consumer loops', `${o.producers} / ${o.consumers}`);
   row('run (producing, then draining)', `${(elapsedMs / 1000).toFixed(0)} s`);
-  for (const kind of FAULT_KINDS) {
+  for (const kind of o.kinds) {
     const n = faults.filter((r) => r.kind === kind).length;
     row(`faults: ${kind}`, n, `${o.faultsEach}`, n === o.faultsEach);
   }
   row('consumer loops restarted', restarts);
   row('jobs attempted', jobs.length);
   row('acknowledged', f.acked);
-  for (const v of ['flat', 'batch', 'idem', 'group', 'delay', 'notbefore', 'gdelay', 'flow', 'xflow', 'cancel', 'promote', 'reschedule'])
+  for (const v of ['flat', 'batch', 'idem', 'group', 'delay', 'notbefore', 'gdelay', 'flow', 'xflow', 'cancel', 'promote', 'reschedule', 'webhook'])
     row(`  of them ${v}`, jobs.filter((j) => j.acked && j.verb === v).length);
   row('requests (retries)', `${ledger.requests} (${ledger.retries})`);
   row('acknowledged as duplicate after a retry', ledger.duplicates);
   row('Idempotency-Key sent again: same id', ledger.idemReuse.ok);
   zero('Idempotency-Key sent again: another answer', ledger.idemReuse.mismatch);
   for (const [k, n] of [...ledger.control].sort()) row(`control: ${k}`, n);
+  const w = ledger.webhooks;
+  row('webhook deliveries (signed; standard and github)', w.deliveries);
+  row('  of them sent twice at once', w.concurrent);
+  row('  redelivered later (of them after the job completed)', `${w.redelivered} (${w.afterCompletion})`);
+  zero('webhook redeliveries not answered duplicate with the original id', w.mismatch);
   row('expected to complete (acknowledged, not cancelled, not doomed)', f.expected);
   row('completed (once, by token)', f.completed);
   row('  of them confirmed after a lost reply (gone on asking again)', f.confirmedAfterError);

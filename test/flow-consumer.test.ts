@@ -173,4 +173,35 @@ describe.each(targets())('the library consumer serves flows: $name', (target) =>
     expect((await parentQ.claim())?.id).toBe(p);
     expect(await parentQ.claim()).toBeNull();
   });
+
+  // Found by the soak (docs/proof.md): the resend read the completions the parent had counted
+  // (@flow-parent), then landed the rest (@flow-child, which also skips one waiting in its
+  // queue's outbox). A Pump tick between the two moved a completion from the child's outbox to
+  // the parent's :processed, where neither step looked: the child ran again. Now a child the
+  // first step (the check, before the parent's read) found there is never landed again.
+  it('sent again while the Pump delivers a completed child in another queue: that child is not landed again', async () => {
+    const [q, c1] = [freshQueue('fanp'), freshQueue('fanc')];
+    const one = libraryConsumer(t.admin, c1);
+    const [p, x, y] = [mintId(), mintId(), mintId()];
+    const flow: FlowInput = {
+      parent: { id: p, payload: 'P' },
+      children: [
+        { id: x, payload: 'x', queue: c1 },
+        { id: y, payload: 'y' },
+      ],
+    };
+    await addFlow(t.conn, q, flow); // landed whole; its answer lost, say
+    expect(await one.complete(x, (await one.claim())!.token)).toBe('ok'); // x ran: its completion in c1's outbox
+    /** The Pump's tick lands between the parent's step and the children's. */
+    const racing: Connection = {
+      run: (c) => t.conn.run(c),
+      async pipeline(calls: readonly ScriptCommand[]): Promise<Outcome[]> {
+        if (calls.some((c) => c.args[4] === 'land')) expect(await one.pump()).toBe(1);
+        return t.conn.pipeline(calls);
+      },
+      close: async () => {},
+    };
+    await addFlow(racing, q, flow);
+    expect(await pendingOf(c1)).toEqual([]); // x ran; it must not run again
+  });
 });

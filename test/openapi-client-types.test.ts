@@ -30,5 +30,5 @@ it("the client's inputs are the document's request bodies", () => {
   // a batch item: the job's payload and id, and the placement the client turns into its fields
   type Job = Parameters<ProducerClient['enqueueMany']>[1][number];
   expectTypeOf<ClientKeys<Api.BatchItem>>().toEqualTypeOf<Keys<Job>>();
-  expectTypeOf<Keys<PlacementOptions>>().toEqualTypeOf<Exclude<ClientKeys<Api.BatchItem>, 'payload' | 'id'>>();
+  expectTypeOf<Keys<PlacementOptions>>().toEqualTypeOf<Exclude<ClientKeys<Api.BatchItem>, 'payload' | 'id' | 'idempotencyKey'>>();
 });

@@ -202,6 +202,9 @@ describe('real answers match the OpenAPI document', () => {
     const one = [{ payload: 'x' }];
     const bad = await batch([{ payload: 'x' }, { payload: 'y', delay: 'soon' }]);
     expect([bad.body.code, bad.body.index]).toEqual(['invalid_batch', 1]);
+    await batch([{ payload: 'k', idempotencyKey: 'oa-key' }]);
+    const conflict = await batch([{ payload: 'other', idempotencyKey: 'oa-key' }]);
+    expect([conflict.status, conflict.body.code]).toEqual([422, 'idempotency_conflict']);
     const jammed = await batch(one, {}, JAM_Q);
     expect([jammed.status, jammed.body.code, jammed.body.results.length]).toEqual([409, 'conflict', 1]);
     expect((await batch(one, { token: null })).body.code).toBe('unauthorized');

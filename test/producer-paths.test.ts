@@ -123,6 +123,33 @@ function corpus(t: string): Case[] {
     post('batch again: duplicates', `/v1/queues/${q(7)}/batch`, JSON.stringify([{ payload: 'b', id: ID2 }])),
     post('batch, not JSON', `/v1/queues/${q(7)}/batch`, '[{'),
     post('batch, bad item', `/v1/queues/${q(7)}/batch`, JSON.stringify([{ payload: 'a', colour: 'red' }])),
+    post(
+      'batch, idempotencyKey (and a repeat inside the batch)',
+      `/v1/queues/${q(10)}/batch`,
+      JSON.stringify([
+        ...[
+          { payload: 'k1', idempotencyKey: 'key 1' },
+          { payload: 'k2', group: GROUP, idempotencyKey: 'key-2' },
+          { payload: 'k3', delay: '1m', idempotencyKey: 'key-3' },
+        ],
+        { payload: 'k1', idempotencyKey: 'key 1' },
+      ]),
+    ),
+    post(
+      'batch, idempotencyKey again: duplicates',
+      `/v1/queues/${q(10)}/batch`,
+      JSON.stringify([
+        { payload: 'k1', idempotencyKey: 'key 1' },
+        { payload: 'k2', group: GROUP, idempotencyKey: 'key-2' },
+        { payload: 'k3', delay: '1m', idempotencyKey: 'key-3' },
+      ]),
+    ),
+    post(
+      'batch, idempotencyKey with another payload',
+      `/v1/queues/${q(10)}/batch`,
+      JSON.stringify([{ payload: 'new' }, { payload: 'other', idempotencyKey: 'key 1' }]),
+    ),
+    post('batch, bad idempotencyKey', `/v1/queues/${q(10)}/batch`, JSON.stringify([{ payload: 'a', idempotencyKey: ' leading space' }])),
     post('flow, one queue', `/v1/queues/${q(8)}/flows`, JSON.stringify({ parent: { payload: 'p', id: ID }, children: [{ payload: 'c1' }, { payload: 'c2' }] })),
     post(
       'flow, again: duplicate',

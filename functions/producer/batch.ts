@@ -1,9 +1,11 @@
 // A batch request's body: a JSON array of at most `max` items, each
 //   {"payload": "<utf-8 text>"} or {"payloadBase64": "<base64>"}, with an optional "id", and
-//   optional "group" (a lane), "delay" or "notBefore" (the schedule), as the headers of one job.
+//   optional "group" (a lane), "delay" or "notBefore" (the schedule), and "idempotencyKey",
+//   as the headers of one job.
 // Every item is checked before anything is written; the first bad one is named by index.
 import { validateId, type JobInput } from '../../shared/index.js';
 import { Problem } from './problem.js';
+import { IDEMPOTENCY_KEY } from './jobs.js';
 import { placementOf, type Placement } from './placement.js';
 import { fromBase64 } from '../../shared/base64.js';
 
@@ -15,8 +17,8 @@ function bad(index: number, detail: string): Problem {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** A batch item: its payload, its id or none (one is minted), and its placement. */
-export type BatchItem = JobInput & Placement;
+/** A batch item: its payload, its id or none (one is minted), its placement, and its Idempotency-Key if any. */
+export type BatchItem = JobInput & Placement & { idempotencyKey?: string };
 
 const ITEM_NAMES = { group: 'group', delay: 'delay', notBefore: 'notBefore' };
 
@@ -65,9 +67,14 @@ export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: numbe
   if (items.length > max) throw new Problem(400, 'invalid_batch', `${items.length} items; a batch holds at most ${max}`);
   return items.map((item: unknown, i) => {
     if (item === null || typeof item !== 'object' || Array.isArray(item)) throw bad(i, 'must be an object');
-    const { payload, payloadBase64, id, group, delay, notBefore, ...rest } = item as Record<string, unknown>;
+    const { payload, payloadBase64, id, group, delay, notBefore, idempotencyKey, ...rest } = item as Record<string, unknown>;
     const unknown = Object.keys(rest);
-    if (unknown.length > 0) throw bad(i, `unknown field "${unknown[0]}"; fields are payload, payloadBase64, id, group, delay and notBefore`);
+    if (unknown.length > 0) {
+      throw bad(i, `unknown field "${unknown[0]}"; fields are payload, payloadBase64, id, group, delay, notBefore and idempotencyKey`);
+    }
+    if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
+      throw bad(i, 'idempotencyKey must be 1 to 255 printable ASCII characters');
+    }
     for (const [name, value] of Object.entries({ group, delay, notBefore })) {
       if (value !== undefined && typeof value !== 'string' && !(name === 'notBefore' && typeof value === 'number')) {
         throw bad(i, `${name} must be a string${name === 'notBefore' ? ' (RFC 3339) or a number (Unix ms)' : ''}`);
@@ -88,6 +95,7 @@ export function parseBatch(body: Uint8Array, max: number, maxPayloadBytes: numbe
     if (bytes.length > maxPayloadBytes) throw bad(i, `payload is ${bytes.length} bytes; the limit is ${maxPayloadBytes}`);
     itemId(id, (detail) => bad(i, detail));
     // an item without an id gets one minted when it is sent (and a fresh one should it collide)
-    return id === undefined ? { payload: bytes, ...placement } : { id: id as string, payload: bytes, ...placement };
+    const job: BatchItem = id === undefined ? { payload: bytes, ...placement } : { id: id as string, payload: bytes, ...placement };
+    return idempotencyKey === undefined ? job : { ...job, idempotencyKey: idempotencyKey as string };
   });
 }

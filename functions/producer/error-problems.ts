@@ -70,7 +70,7 @@ export function problemOf(err: unknown): Problem {
     );
   }
   if (err instanceof ConnectionError) {
-    return hiding(503, 'unavailable', 'the Valkey path did not answer; retry the same request (the job id makes it safe)', err);
+    return hiding(503, 'unavailable', 'the Valkey path did not answer; retry the same request (its Idempotency-Key makes that safe)', err);
   }
   if (err instanceof AuthError) return hiding(502, 'upstream_auth', "the gateway refused this producer's token: check EMQ_REST_TOKEN", err);
   if (err instanceof BatchError) return problemOf(err.cause);

@@ -14,6 +14,7 @@ import {
   scheduleMany,
   scheduleOnce,
   validateId,
+  type BatchOnce,
   type Connection,
   type Payload,
 } from '../../shared/index.js';
@@ -35,14 +36,10 @@ export interface JobPlan {
 export type Admitted = { id: string; verdict: 'enqueued' | 'scheduled' | 'duplicate' };
 
 /** What makes a job -once: its dedup key's scope and key, whether a repeat must carry the same payload, the key's life. */
-export interface Once {
-  scope: string;
-  key: string;
-  compare: boolean;
-  ttlSeconds: number;
-}
+export type Once = BatchOnce;
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
+/** An Idempotency-Key (the header, or a batch item's `idempotencyKey`): 1 to 255 printable ASCII characters, not starting with a space. */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
 
 /** The request's Idempotency-Key (`header`: any case), or undefined; one that is not 1 to 255 printable ASCII characters is 400. */
 export function idempotencyKeyOf(header: (name: string) => string | undefined): string | undefined {

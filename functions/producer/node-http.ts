@@ -37,8 +37,10 @@ class NodeRequest implements RequestView {
   }
 }
 
-/** Writes an answer: its headers, Content-Length, its body (none to a HEAD). */
-function write(req: IncomingMessage, res: ServerResponse, { status, headers, body }: Answer): void {
+/** Writes an answer: its headers, Content-Length, its body (none to a HEAD); while draining, `Connection: close`. */
+function write(req: IncomingMessage, res: ServerResponse, { status, headers, body }: Answer, draining: boolean): void {
+  // a client that keeps its socket busy would hold the drain (and the exit) up for ever
+  if (draining) headers.Connection = 'close';
   if (req.method === 'HEAD') {
     res.writeHead(status, headers).end();
   } else {
@@ -49,8 +51,8 @@ function write(req: IncomingMessage, res: ServerResponse, { status, headers, bod
   if (req.method !== 'GET' && req.method !== 'HEAD' && !req.readableEnded) drain(req);
 }
 
-/** The listener; with `metrics`, GET /metrics is served in front of the routes. */
-export function producerListener(core: ProducerCore, metrics?: MetricsEndpoint): RequestListener {
+/** The listener; with `metrics`, GET /metrics is served in front of the routes; `draining` true once the process is stopping. */
+export function producerListener(core: ProducerCore, metrics?: MetricsEndpoint, draining: () => boolean = () => false): RequestListener {
   return (req, res) => {
     const target = targetOf(req);
     if (!target) {
@@ -66,7 +68,7 @@ export function producerListener(core: ProducerCore, metrics?: MetricsEndpoint):
     const matched = core.match(method, target.path);
     const request = new NodeRequest(req, method, target.path, matched?.params ?? NO_PARAMS, target.url);
     core.serve(matched?.route, request).then(
-      (answer) => write(req, res, answer),
+      (answer) => write(req, res, answer, draining()),
       (err: unknown) => {
         // the core answers every error itself: this is a bug, not a request's outcome
         console.error(`producer: ${method} ${target.path}: ${(err as Error).stack ?? String(err)}`);

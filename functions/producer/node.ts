@@ -74,7 +74,8 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
   const observer = metrics?.observer;
   const core = createProducerCore({ config: () => config, connection: () => connection, minter, observe: { observer, sinks } });
   const options = { config, connection: () => connection, mint: minter, observer, sinks };
-  const listener = producerListener(core, metricsEndpoint({ token: metricsToken, metrics }));
+  let draining = false;
+  const listener = producerListener(core, metricsEndpoint({ token: metricsToken, metrics }), () => draining);
   const { server, url } = await listen({ listener, host, port, limits }).catch(async (err: unknown) => {
     await connection.close();
     throw err;
@@ -91,7 +92,11 @@ export async function startProducer(env: NodeJS.ProcessEnv = process.env): Promi
       ),
     async stop() {
       await timers.stop();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      draining = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
       await connection.close();
       flushLines();
     },

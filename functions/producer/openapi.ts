@@ -102,7 +102,7 @@ const ROUTES: Record<string, Record<string, Route>> = {
       queue: true,
       body: { 'application/json': array(schema('BatchItem'), 1000) },
       ok: { 200: schema('BatchResult') },
-      fails: [...JOBS, 'invalid_batch'],
+      fails: [...JOBS, 'invalid_batch', 'idempotency_conflict'],
     },
   },
   '/v1/queues/{queue}/flows': {
@@ -324,7 +324,12 @@ function build(): Json {
         Queue: { type: 'string', pattern: '^[A-Za-z0-9._-]+$', maxLength: QUEUE_MAX_LENGTH },
         Verdict: { enum: ['enqueued', 'scheduled', 'duplicate'] },
         Enqueued: obj({ id, queue, verdict: schema('Verdict') }),
-        BatchItem: payloaded({ group: schema('Group'), delay: str, notBefore: { type: ['string', 'integer'] } }),
+        BatchItem: payloaded({
+          group: schema('Group'),
+          delay: str,
+          notBefore: { type: ['string', 'integer'] },
+          idempotencyKey: { type: 'string', pattern: '^[\\x21-\\x7e][\\x20-\\x7e]{0,254}$' },
+        }),
         BatchResult: obj({ queue, results: array(obj({ id, verdict: schema('Verdict') })) }),
         FlowJob: payloaded({}),
         FlowChild: payloaded({ queue, onFailure: { enum: ['fail-parent', 'ignore'] } }),

@@ -6,7 +6,7 @@
 //   POST …/flows      a parent and its children → 201 | 200 duplicate, Location: the parent
 //   GET  …/jobs/:id   → 200 {id, queue, state, attempts, group?, runAt?, parent?, parentQueue?, lastError?}
 //                     and with ?payload=1 the payload (as text, or base64 when not UTF-8) | 404
-import { BatchError, FLOW_MAX_CHILDREN, addFlow, admitMany, jobDetail, validateId, validateQueue, type FlowResult } from '../../shared/index.js';
+import { BatchError, ConflictError, FLOW_MAX_CHILDREN, addFlow, admitMany, jobDetail, validateId, validateQueue, type FlowResult } from '../../shared/index.js';
 import { payloadField } from '../../shared/base64.js';
 import type { Connection } from '../../shared/index.js';
 import { scoped } from '../../shared/observe.js';
@@ -75,22 +75,35 @@ export async function postJob(call: Call, service: Service): Promise<Answer> {
 
 export async function postBatch(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);
-  const { maxBatchBytes, maxBatchItems, maxPayloadBytes, maxDelayMs, groupOf } = service.settings();
+  const { maxBatchBytes, maxBatchItems, maxPayloadBytes, maxDelayMs, groupOf, dedupeTtlSeconds } = service.settings();
   const body = await requestBody(call, maxBatchBytes, 'the batch body');
-  const jobs = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs).map((job) => ({ ...job, ...withDefaultLane(queue, job, groupOf) }));
+  const items = parseBatch(body, maxBatchItems, maxPayloadBytes, maxDelayMs);
+  // an item's Idempotency-Key lives where the header's does: the queue's slot, the caller's scope
+  const scope = items.some((item) => item.idempotencyKey !== undefined) ? `key:${await call.caller.scope()}` : '';
+  const jobs = items.map(({ idempotencyKey: key, ...job }) => ({
+    ...job,
+    ...withDefaultLane(queue, job, groupOf),
+    once: key === undefined ? undefined : { scope, key, compare: true, ttlSeconds: dedupeTtlSeconds },
+  }));
   // flat, lane and scheduled items alike: one pipeline, a result per item in order
   try {
     return json(call, 200, { queue, results: await admitMany(via(call, service, queue), queue, jobs, service.mint) });
   } catch (err) {
     if (!(err instanceof BatchError)) throw err;
     // each item is atomic on its own: say which landed, so none is lost to the caller
-    const p = problemOf(err);
+    const p = itemProblem(err.cause);
     const results = (err as BatchError<string>).results.map((r) =>
-      'error' in r ? { id: r.id, code: problemOf(r.error).code } : { id: r.id, verdict: r.verdict },
+      'error' in r ? { id: r.id, code: itemProblem(r.error).code } : { id: r.id, verdict: r.verdict },
     );
     throw new Problem(p.status, p.code, `${p.detail}; results says which items landed`, { ...p.extra, results }, p.hidden);
   }
 }
+
+/** A batch item's error as a problem: an Idempotency-Key reused with another payload or group is the header's 422. */
+const itemProblem = (err: unknown): Problem =>
+  err instanceof ConflictError
+    ? new Problem(422, 'idempotency_conflict', `an idempotencyKey was used with another payload or group (${err.message})`)
+    : problemOf(err);
 
 export async function postFlow(call: Call, service: Service): Promise<Answer> {
   const queue = queueOf(call);

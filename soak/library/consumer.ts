@@ -7,7 +7,8 @@
 // settled the same way; then park on BLPOP of the queue's wake key for one beat. A failed step
 // crashes the loop, which starts over (the library's `{:ok, _} =` match and :permanent restart).
 //
-// The handler reads the job's tag at the head of its payload (`<verb>~<fate>~<unique>|`):
+// The handler reads the job's tag at the head of its payload (`<verb>~<fate>~<unique>|`; a
+// webhook's, at the head of the delivered body its envelope holds):
 // fate `once` fails the first attempt, `dead` every attempt (to the dead set after
 // max_attempts). Every claim and settle is a line in this loop's completion log (JSON), with
 // server-clock times: the soak's verifier reads it.
@@ -40,6 +41,17 @@ export type LogLine =
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const digest = (bytes: Uint8Array) => createHash('sha1').update(bytes).digest('hex').slice(0, 16);
 
+/** What the producer sent: a payload as it is, a webhook delivery's raw body from its envelope (`{"v":1,…,"body":"<base64>"}`). */
+export function sentBytes(payload: Uint8Array): Uint8Array {
+  if (!Buffer.from(payload.subarray(0, 6)).equals(Buffer.from('{"v":1'))) return payload;
+  try {
+    const { body } = JSON.parse(Buffer.from(payload).toString('utf8')) as { body?: unknown };
+    return typeof body === 'string' ? Buffer.from(body, 'base64') : payload;
+  } catch {
+    return payload;
+  }
+}
+
 /** The tag at the head of a payload: verb, fate. */
 export function tagOf(payload: Uint8Array): { verb: string; fate: string; tag: string } {
   const bar = Buffer.from(payload).indexOf(0x7c);
@@ -66,7 +78,8 @@ async function consume(q: string, cfg: ConsumerConfig, control: { stop: boolean;
   const settle = async (job: Claimed) => {
     // the soak's own reads (not the library's) must not crash the loop with a job in hand
     const at = await lib.claimedAt(q, job.id, cfg.leaseMs).catch(() => null);
-    const { verb, fate } = tagOf(job.payload);
+    const sent = sentBytes(job.payload);
+    const { verb, fate } = tagOf(sent);
     write({ e: 'claim', l: cfg.loop, q, id: job.id, t: job.attempts, at, g: job.group, v: verb });
     if (control.dieMidJob) {
       write({ e: 'kill', l: cfg.loop, q, id: job.id, t: job.attempts });
@@ -95,7 +108,7 @@ async function consume(q: string, cfg: ConsumerConfig, control: { stop: boolean;
       }
     }
     const done = await lib.serverMs().catch(() => Date.now()); // the same host's clock
-    write({ e: 'done', l: cfg.loop, q, id: job.id, t: job.attempts, at, done, v: verb, r, h: digest(job.payload) });
+    write({ e: 'done', l: cfg.loop, q, id: job.id, t: job.attempts, at, done, v: verb, r, h: digest(sent) });
   };
 
   /** Claims and settles until the claim answers empty (true), or up to the cap (false). */

@@ -22,6 +22,7 @@ export interface BatchItem {
   group?: Group;
   delay?: string;
   notBefore?: string | number;
+  idempotencyKey?: string;
 }
 
 export interface BatchResult {
