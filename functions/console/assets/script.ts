@@ -40,9 +40,10 @@ export const SCRIPT = `'use strict';
     const w = 160, h = 28;
     const max = Math.max(1, ...points);
     const svg = el('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img', class: 'sparkline' });
-    const step = w / (KEEP - 1);
-    const start = KEEP - points.length;
-    const xy = points.map((p, i) => ((start + i) * step).toFixed(1) + ',' + (h - 2 - (p / max) * (h - 4)).toFixed(1));
+    // left to right as samples come, over at least 10 slots, so a new page draws a line at once
+    const step = w / (Math.max(points.length, 10) - 1);
+    const xy = points.map((p, i) => (i * step).toFixed(1) + ',' + (h - 2 - (p / max) * (h - 4)).toFixed(1));
+    if (xy.length === 1) xy.push(step.toFixed(1) + ',' + xy[0].split(',')[1]);
     svg.appendChild(el('polyline', { points: xy.join(' '), fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5 }));
     const title = el('title');
     title.textContent = 'depth now ' + points[points.length - 1] + ', highest ' + Math.max(...points) + ' over ' + points.length + ' samples';
