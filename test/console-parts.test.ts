@@ -1,10 +1,12 @@
 // The console's parts that need no browser: hidden characters shown as escapes, its test
 // deliveries verified by the producer's own verifier (every kind), its configuration named
 // and checked, and the gate's refusals answered before any producer call.
+import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { createConsoleApp } from '../functions/console/app.js';
 import { consoleConfigFrom } from '../functions/console/config.js';
 import { BYTES_SHOWN, Payload, TEXT_SHOWN, hexDump } from '../functions/console/payload.js';
+import { signIn } from '../functions/console/session.js';
 import { visible } from '../functions/console/show.js';
 import { DELIVERY_ID, bodyOf, newDelivery, signedHeaders } from '../functions/console/webhook-sign.js';
 import { parseSources } from '../functions/producer/webhooks/sources.js';
@@ -136,6 +138,17 @@ describe('the gate, before any producer call', () => {
     });
     expect(junk.status).toBe(400);
     expect(calls).toBe(0);
+  });
+
+  it('a sign-in cookie is Secure over https, or behind a proxy that says so', async () => {
+    const app2 = new Hono().get('/', (c) => (signIn(c, 'token-0123456789abcdef'), c.text('ok')));
+    const plain = (await app2.request('http://127.0.0.1/')).headers.get('Set-Cookie')!;
+    expect(plain).toMatch(/HttpOnly/);
+    expect(plain).toMatch(/SameSite=Strict/);
+    expect(plain).toMatch(/Path=\//);
+    expect(plain).not.toMatch(/Secure/);
+    expect((await app2.request('https://console.example/')).headers.get('Set-Cookie')).toMatch(/Secure/);
+    expect((await app2.request('http://127.0.0.1/', { headers: { 'X-Forwarded-Proto': 'https' } })).headers.get('Set-Cookie')).toMatch(/Secure/);
   });
 
   it('every answer carries the CSP, nosniff and no framing; the assets are files of this origin', async () => {

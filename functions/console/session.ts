@@ -27,7 +27,8 @@ export function askerOf(c: Context): Asker | undefined {
   return isToken(cookie) ? { token: cookie, bearer: false } : undefined;
 }
 
-const secure = (c: Context) => new URL(c.req.url).protocol === 'https:';
+// over https, or behind a proxy that ends TLS and says so (the flag only narrows where the cookie goes)
+const secure = (c: Context) => new URL(c.req.url).protocol === 'https:' || c.req.header('X-Forwarded-Proto') === 'https';
 
 export function signIn(c: Context, token: string): void {
   setCookie(c, COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/', secure: secure(c) });
