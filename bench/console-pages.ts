@@ -4,14 +4,17 @@
 // answer time over HTTP (fetch, Bearer; the server's whole work: its producer calls and the
 // render), and headless Chromium's load (navigation start to the load event, with the style
 // sheet and the script). Run: npm run build:node && node dist/bench/console-pages.js
-// Env: CONSOLE_BENCH_RUNS (20 per page).
+// Env: CONSOLE_BENCH_RUNS (20 per page); CONSOLE_BENCH_VIA=worker: over `npm start` (the Worker
+// under wrangler dev, through its gateway) instead of `emq producer`.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startConsole } from '../functions/console/node.js';
 import { startProducer } from '../functions/producer/node.js';
-import { ensureTool, startServer } from '../scripts/valkey.js';
+import { repoRoot } from '../scripts/repo-root.js';
+import { ensureTool, freePort, startServer } from '../scripts/valkey.js';
 
 const RUNS = Number(process.env.CONSOLE_BENCH_RUNS) || 20;
 const TOKEN = 'console-bench-token-0123456789abcdef';
@@ -20,25 +23,77 @@ const GROUPS = ['PRT0KHTOWnGLuC', 'USR0NgWEfAEJfs', 'ORG0KHTOWnGLuC'];
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
-async function main(): Promise<void> {
-  const valkey = await startServer();
-  // stopped whatever happens: a private server must not outlive the run
+interface Served {
+  producer: string;
+  console: string;
+  stop(): Promise<void>;
+}
+
+/** `emq producer` over glide and the console, in this process. */
+async function inProcess(valkeyUrl: string): Promise<Served> {
   const producer = await startProducer({
     ...process.env,
-    VALKEY_URL: valkey.url,
+    VALKEY_URL: valkeyUrl,
     HOST: '127.0.0.1',
     PORT: '0',
     EMQ_LOG: 'off',
     EMQ_TOKENS: JSON.stringify([{ token: TOKEN, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] }]),
-  }).catch(async (err: unknown) => {
-    await valkey.stop();
-    throw err;
   });
-  const consoleServer = await startConsole({ ...process.env, EMQ_CONSOLE_PRODUCER_URL: producer.url, EMQ_CONSOLE_PORT: '0' }).catch(async (err: unknown) => {
+  const served = await startConsole({ ...process.env, EMQ_CONSOLE_PRODUCER_URL: producer.url, EMQ_CONSOLE_PORT: '0' }).catch(async (err: unknown) => {
     await producer.stop();
+    throw err;
+  });
+  return {
+    producer: producer.url,
+    console: served.url,
+    async stop() {
+      await served.stop();
+      await producer.stop();
+    },
+  };
+}
+
+/** `npm start` as it runs (node dist/scripts/dev.js): the Worker under wrangler dev, through its gateway, and its console. */
+async function npmStart(valkeyUrl: string): Promise<Served> {
+  const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'scripts', 'dev.js')], {
+    cwd: repoRoot(),
+    env: { ...process.env, VALKEY_URL: valkeyUrl, PORT: String(await freePort()), EMQ_DEV_TOKEN: TOKEN, EMQ_CONSOLE_PORT: '0', EMQ_LOG: 'off' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group: stopping it reaches wrangler and workerd
+  });
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+  };
+  let out = '';
+  const urls = await new Promise<RegExpExecArray>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d;
+      const m = /Producer: (\S+)[\s\S]*Console:\s+(\S+)[\s\S]*Ctrl-C stops everything/.exec(out);
+      if (m) resolve(m);
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d));
+    child.once('exit', (code) => reject(new Error(`npm start exited with ${code}:\n${out.slice(-2000)}`)));
+  }).catch(async (err: unknown) => {
+    await stop();
+    throw err;
+  });
+  return { producer: urls[1]!, console: urls[2]!, stop };
+}
+
+async function main(): Promise<void> {
+  const valkey = await startServer();
+  // stopped whatever happens: a private server must not outlive the run
+  const worker = process.env.CONSOLE_BENCH_VIA === 'worker';
+  const served = await (worker ? npmStart(valkey.url) : inProcess(valkey.url)).catch(async (err: unknown) => {
     await valkey.stop();
     throw err;
   });
+  const producer = { url: served.producer };
+  const consoleServer = { url: served.console, stop: () => served.stop() };
+  process.stdout.write(`over ${worker ? 'npm start (the Worker under wrangler dev, through the gateway)' : 'emq producer (glide), in this process'}\n`);
   const auth = { Authorization: `Bearer ${TOKEN}` };
   const batch = async (queue: string, items: unknown[]) => {
     const res = await fetch(`${producer.url}/v1/queues/${queue}/batch`, {
@@ -118,7 +173,6 @@ async function main(): Promise<void> {
     rmSync(profile, { recursive: true, force: true });
   } finally {
     await consoleServer.stop();
-    await producer.stop();
     await valkey.stop();
   }
 }
