@@ -137,6 +137,9 @@ describe('the gate, before any producer call', () => {
       headers: { 'Sec-Fetch-Site': 'same-origin', 'Content-Type': 'application/x-www-form-urlencoded' },
     });
     expect(junk.status).toBe(400);
+    const unknown = await app.request(at('/no/such/page'), { headers: { Authorization: 'Bearer some-token-0123456789' } });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain('the console has no such page');
     expect(calls).toBe(0);
   });
 

@@ -88,5 +88,19 @@ export function createConsoleApp(options: ConsoleOptions): Hono<ConsoleEnv> {
   app.post('*', tooLarge);
   pageRoutes(app, options);
   actionRoutes(app, options);
+  app.notFound((c) =>
+    c.html(<RefusedPage err={new ProducerError(404, 'not_found', 'the console has no such page', { detail: 'the console has no such page' })} back="/" />, 404),
+  );
+  // a fault of the console's own: said without its words (they may name a path or a host)
+  app.onError((err, c) => {
+    process.stderr.write(`console: ${c.req.method} ${c.req.path}: ${(err as Error).stack ?? String(err)}\n`);
+    return c.html(
+      <RefusedPage
+        err={new ProducerError(500, 'internal', 'the console failed; its log says why', { detail: 'the console failed; its log says why' })}
+        back="/"
+      />,
+      500,
+    );
+  });
   return app;
 }
