@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { connectGlide } from '../shared/connections/glide.js';
 import { startGateway } from '../functions/gateway/server.js';
 import { startProducer } from '../functions/producer/node.js';
+import { startConsole } from '../functions/console/node.js';
 import { ConfigError } from '../shared/config/parse.js';
 import { readStdin } from './stdin.js';
 import { enqueueConfigFrom, idConfigFrom } from './config.js';
@@ -34,6 +35,8 @@ const USAGE = `usage:
                                                 JSON line: namespace, snowflake, unixMs, node, seq
   emq gateway                                   run the REST gateway (see functions/gateway/server.ts)
   emq producer                                  run the producer app on Node (see functions/producer/node.ts)
+  emq console                                   run the console: web pages over the producer API at
+                                                $EMQ_CONSOLE_PRODUCER_URL (see functions/console/)
   emq enqueue <queue> [--id <id>] [--url <url>] [--group <G>] [--delay <D> | --not-before <T>]
                                                 enqueue stdin's bytes as one job
       --url defaults to $VALKEY_URL (redis://, rediss://, valkey://, valkeys://)
@@ -100,11 +103,11 @@ async function enqueueCommand(argv: string[]): Promise<void> {
 }
 
 /** Runs the gateway or the producer until SIGTERM or SIGINT, then drains in-flight requests. */
-async function serveUntilSignal(which: 'gateway' | 'producer'): Promise<void> {
+async function serveUntilSignal(which: 'gateway' | 'producer' | 'console'): Promise<void> {
   clearTimeout(deadline);
   let running: { url: string; stop(): Promise<void> };
   try {
-    running = which === 'gateway' ? await startGateway(process.env) : await startProducer(process.env);
+    running = which === 'gateway' ? await startGateway(process.env) : which === 'producer' ? await startProducer(process.env) : await startConsole(process.env);
   } catch (err) {
     // an unreachable Valkey is a failure (exit 1); anything else here is configuration (exit 2)
     if (err instanceof ConnectionError) throw err;
@@ -160,6 +163,7 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'gateway':
       case 'producer':
+      case 'console':
         if (rest.length > 0) throw new UsageError(`${command} is configured by environment, not arguments`);
         await serveUntilSignal(command);
         return 0;

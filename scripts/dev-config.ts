@@ -1,5 +1,5 @@
 // `npm start`'s configuration, checked whole before anything starts: its own variables
-// (EMQ_DEV_TOKEN, PORT, VALKEY_URL), the gateway's (EMQ_GATEWAY_*, EMQ_WIRE_VERSION: its
+// (EMQ_DEV_TOKEN, PORT, VALKEY_URL), the console's (EMQ_CONSOLE_*: not the Worker's), the gateway's (EMQ_GATEWAY_*, EMQ_WIRE_VERSION: its
 // gateway reads this environment), and the Worker's (every other EMQ_* variable reaches the
 // Worker as a var), read with the same modules the gateway and the Worker read them with.
 // A bad value (a dev token too short for the producer included) stops it, naming the
@@ -11,6 +11,7 @@ import { configFrom } from '../functions/producer/config.js';
 import { triggersOf } from '../functions/producer/crons.js';
 import { parseCallerTokens } from '../functions/producer/tokens.js';
 import { regionsFrom } from '../functions/producer/regions.js';
+import { consoleConfigFrom } from '../functions/console/config.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -47,7 +48,9 @@ export function devConfigFrom(env: Env): DevConfig {
   const others = env.EMQ_TOKENS ? (parseCallerTokens(env.EMQ_TOKENS), JSON.parse(env.EMQ_TOKENS) as unknown[]) : [];
   const tokens = JSON.stringify([{ token: devToken, queues: ['*'], rawPrefixes: true, can: ['enqueue', 'read', 'control'] }, ...others]);
   const workerVars = (restUrl: string): Record<string, string> => ({
-    ...(Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('EMQ_') && !MADE_HERE.has(k) && v !== undefined)) as Record<string, string>),
+    ...(Object.fromEntries(
+      Object.entries(env).filter(([k, v]) => k.startsWith('EMQ_') && !k.startsWith('EMQ_CONSOLE_') && !MADE_HERE.has(k) && v !== undefined),
+    ) as Record<string, string>),
     EMQ_REST_URL: restUrl,
     EMQ_REST_TOKEN: gatewayToken,
     EMQ_TOKENS: tokens,
@@ -58,5 +61,7 @@ export function devConfigFrom(env: Env): DevConfig {
   const vars = workerVars('http://127.0.0.1:8079');
   const { crons } = configFrom(vars);
   regionsFrom(vars).gatewayOf(undefined);
+  // the console's, with its producer (the Worker) as it will be
+  consoleConfigFrom({ ...env, EMQ_CONSOLE_PRODUCER_URL: `http://127.0.0.1:${port}` });
   return { port, devToken, devTokenGiven: given !== undefined, valkeyUrl: valkey, gatewayToken, gatewayEnv, workerVars, crons: triggersOf(crons) };
 }

@@ -5,6 +5,7 @@
 //   reaches the Worker as a var. On a signal it stops all of it, workerd included.
 //   wrangler dev runs with --test-scheduled: GET /__scheduled?cron=<expression> fires the
 //   Worker's `scheduled` handler, so EMQ_CRONS' schedules can be fired by hand.
+//   The console (functions/console/) on 127.0.0.1:$EMQ_CONSOLE_PORT (default 8786), over the Worker.
 // The whole configuration (dev-config.ts) is checked before anything starts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { redactUrl } from '../shared/connections/valkey-url.js';
 import { enqueueScript } from '../shared/scripts.js';
 import { command } from '../functions/gateway/glide-commands.js';
 import { startGateway, type RunningGateway } from '../functions/gateway/server.js';
+import { startConsole, type RunningConsole } from '../functions/console/node.js';
 import { startServer, type RunningServer } from './valkey.js';
 import { offlineEnv } from './offline-env.js';
 import { devConfigFrom, type DevConfig } from './dev-config.js';
@@ -31,6 +33,7 @@ const { port, devToken, valkeyUrl: external } = config;
 
 let server: RunningServer | undefined;
 let gateway: RunningGateway | undefined;
+let consoleServer: RunningConsole | undefined;
 let worker: ChildProcess | undefined;
 let secretsFile: string | undefined;
 let stopping: Promise<void> | undefined;
@@ -59,6 +62,7 @@ function stop(why: string): Promise<void> {
         process.kill(-worker.pid, 'SIGKILL'); // workerd, if wrangler left it behind
       } catch {}
     }
+    await consoleServer?.stop();
     if (secretsFile) rmSync(secretsFile, { force: true });
     await gateway?.stop();
     await server?.stop();
@@ -143,9 +147,11 @@ try {
   await command(loader.wire, ['SCRIPT', 'LOAD', enqueueScript.text]);
   await loader.close();
   const url = await startWorker(gateway.url);
+  consoleServer = await startConsole({ ...process.env, EMQ_CONSOLE_PRODUCER_URL: url });
   log(
     [
       `Producer: ${url}  (the Worker, under wrangler dev)`,
+      `Console:  ${consoleServer.url}  (sign in with the token)`,
       `Token:    ${devToken}${config.devTokenGiven ? ' (EMQ_DEV_TOKEN)' : ''}  (every queue)`,
       `Gateway:  ${gateway.url}`,
       `Valkey:   ${redactUrl(valkeyUrl)}${server ? ` (${server.name}, private, unpersisted)` : ' (VALKEY_URL)'}`,

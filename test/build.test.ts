@@ -33,6 +33,9 @@ it('bundles every wrangler.toml environment and prints its size, each under 82 K
     expect(bundle).toContain('/v1/queues/:queue/jobs');
     expect(bundle).toContain('/openapi.json');
     expect(bundle).not.toContain('valkey-glide');
+    // nor the console (functions/console/: served by emq console and npm start, never the Worker)
+    expect(bundle).not.toContain('EchoMQ console');
+    expect(bundle).not.toContain('emq_console');
   }
   expect(toml).toMatch(/compatibility_date = "2026-0[1-5]-\d\d"/);
 });

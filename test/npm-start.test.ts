@@ -63,6 +63,7 @@ it('npm start serves the producer, enqueues over HTTP, puts no secret on a comma
       ...process.env,
       PORT: String(port),
       EMQ_DEV_TOKEN: token,
+      EMQ_CONSOLE_PORT: '0',
       VALKEY_URL: '',
       EMQ_MAX_PAYLOAD_BYTES: '64',
       EMQ_SOURCES: JSON.stringify({ gh: { kind: 'github', secrets: ['npm-start-hook-secret-0123'], queue: 'hooks' } }),
@@ -81,6 +82,10 @@ it('npm start serves the producer, enqueues over HTTP, puts no secret on a comma
     }
     expect(out).toContain(`Producer: http://127.0.0.1:${port}`);
     expect(out).toContain(token);
+    // the console beside it, over the Worker: it answers its sign-in page
+    const consoleUrl = /Console:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
+    expect(consoleUrl).toBeDefined();
+    expect((await fetch(`${consoleUrl}/signin`)).status).toBe(200);
 
     const q = freshQueue('start');
     const res = await fetch(`http://127.0.0.1:${port}/v1/queues/${q}/jobs`, { method: 'POST', body: 'hello', headers: { Authorization: `Bearer ${token}` } });

@@ -1,5 +1,5 @@
 // A Node HTTP server's caps and timeouts, from the environment, one prefix per app
-// (EMQ_GATEWAY_, EMQ_PRODUCER_): <PREFIX>_HEADERS_TIMEOUT_MS, _REQUEST_TIMEOUT_MS,
+// (EMQ_GATEWAY_, EMQ_PRODUCER_, EMQ_CONSOLE_): <PREFIX>_HEADERS_TIMEOUT_MS, _REQUEST_TIMEOUT_MS,
 // _KEEPALIVE_TIMEOUT_MS, _MAX_CONNECTIONS, and the two connection-guard.ts enforces,
 // _MAX_CONNECTIONS_PER_ADDRESS and _REQUEST_LINE_TIMEOUT_MS (bounds, defaults and meanings in the table,
 // shared/config/variables.ts). Node's defaults let one client hold a connection ~64 s by
@@ -22,7 +22,7 @@ export interface ServerLimits {
 }
 
 /** The limits `<prefix>_*` set; a bad value throws a message naming the variable, never its value. */
-export function limitsFrom(vars: Vars, prefix: 'EMQ_GATEWAY' | 'EMQ_PRODUCER'): ServerLimits {
+export function limitsFrom(vars: Vars, prefix: 'EMQ_GATEWAY' | 'EMQ_PRODUCER' | 'EMQ_CONSOLE'): ServerLimits {
   const headers = `${prefix}_HEADERS_TIMEOUT_MS`;
   const request = `${prefix}_REQUEST_TIMEOUT_MS`;
   const limits = {

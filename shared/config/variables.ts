@@ -6,11 +6,12 @@
 // Runtime-agnostic: plain data, read in workerd as on Node.
 
 /** Who reads a variable: the Worker, `emq producer`, `emq gateway`, the CLI (`emq enqueue`/`emq id`), `npm start`, the typed client. */
-export type App = 'worker' | 'producer' | 'gateway' | 'cli' | 'dev' | 'client';
+export type App = 'worker' | 'producer' | 'gateway' | 'console' | 'cli' | 'dev' | 'client';
 export const APPS: ReadonlyArray<{ app: App; label: string }> = [
   { app: 'worker', label: 'the Worker (functions/producer/worker.ts)' },
   { app: 'producer', label: '`emq producer` (the producer on Node)' },
   { app: 'gateway', label: '`emq gateway`' },
+  { app: 'console', label: '`emq console` (functions/console/)' },
   { app: 'cli', label: '`emq enqueue`, `emq id`' },
   { app: 'dev', label: '`npm start` (scripts/dev.ts)' },
   { app: 'client', label: 'the typed client (client/), where the runtime has an environment' },
@@ -65,7 +66,7 @@ const WIRE_VERSION = 'echomq:3.0.0';
 /** shared/schedule.ts's SCHEDULE_DELAY_MAX_MS (ten years; test/config.test.ts checks they agree). */
 const SCHEDULE_DELAY_MAX_MS = 315_576_000_000;
 
-const limits = (prefix: 'EMQ_PRODUCER' | 'EMQ_GATEWAY', app: App[]): Variable[] => [
+const limits = (prefix: 'EMQ_PRODUCER' | 'EMQ_GATEWAY' | 'EMQ_CONSOLE', app: App[]): Variable[] => [
   {
     name: `${prefix}_HEADERS_TIMEOUT_MS`,
     kind: { type: 'whole', min: 1, max: A_DAY_MS, unit: 'ms' },
@@ -194,8 +195,9 @@ export const VARIABLES: readonly Variable[] = [
   {
     name: 'EMQ_SOURCES',
     kind: { type: 'json', shape: '{"<source>": {"kind", "secrets", "queue", ...}}', parser: 'functions/producer/webhooks/sources.ts' },
-    meaning: 'webhook sources (see docs/api.md, "Webhooks"); a secret, since it holds signing secrets',
-    apps: ['worker', 'producer'],
+    meaning:
+      'webhook sources (see docs/api.md, "Webhooks"); a secret, since it holds signing secrets. `emq console` reads the same table to sign its test deliveries',
+    apps: ['worker', 'producer', 'console'],
     secret: 'may',
   },
   {
@@ -433,6 +435,34 @@ export const VARIABLES: readonly Variable[] = [
     secret: false,
   },
   ...limits('EMQ_GATEWAY', ['gateway', 'dev']),
+
+  // the console
+  {
+    name: 'EMQ_CONSOLE_PRODUCER_URL',
+    kind: { type: 'gateway-url' },
+    required: 'by `emq console` (`npm start` gives its Worker)',
+    meaning:
+      'the producer API the console reads and acts through (the Worker, or `emq producer`); the signed-in token is sent to it, so plain http:// only on loopback',
+    apps: ['console'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_CONSOLE_HOST',
+    kind: { type: 'text', what: 'host' },
+    default: '127.0.0.1',
+    meaning: 'where the console listens',
+    apps: ['console', 'dev'],
+    secret: false,
+  },
+  {
+    name: 'EMQ_CONSOLE_PORT',
+    kind: { type: 'whole', min: 0, max: 65_535, unit: 'port' },
+    default: 8786,
+    meaning: "the console's port (0 picks a free one)",
+    apps: ['console', 'dev'],
+    secret: false,
+  },
+  ...limits('EMQ_CONSOLE', ['console', 'dev']),
 
   // npm start
   {
