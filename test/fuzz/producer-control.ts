@@ -56,18 +56,23 @@ const unrouted = (base: Base): Plan => ({ ...base, valkey: undefined, writes: ()
 // ---------------------------------------------------------------- one job: DELETE, PATCH, POST …/promote
 
 /** A job id: one the model holds (of the queue when it has some; `due`: a scheduled one), else fresh or hostile. */
-export type CtlIdV = IdV | { t: 'due'; n: number; alt: string };
+export type CtlIdV = IdV | { t: 'due' | 'flow'; n: number; alt: string };
 export const ctlIdArb: fc.Arbitrary<CtlIdV> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ t: fc.constant('known' as const), n: fc.nat(), alt: validId }) },
   { weight: 4, arbitrary: fc.record({ t: fc.constant('due' as const), n: fc.nat(), alt: validId }) },
+  // a flow's job, so a short run still meets a DELETE of one (409 job_in_flow)
+  { weight: 2, arbitrary: fc.record({ t: fc.constant('flow' as const), n: fc.nat(), alt: validId }) },
   { weight: 1, arbitrary: validId.map((id) => ({ t: 'fresh' as const, id })) },
   { weight: 2, arbitrary: hostileId.map((value) => ({ t: 'raw' as const, value })) },
 );
-/** The id a case names: a scheduled job of the queue for `due` (else any it knows). */
+/** The id a case names: a scheduled job of the queue for `due`, a flow's job for `flow` (else any it knows). */
 function ctlIdOf(v: CtlIdV, queue: string): string {
-  if (v.t !== 'due') return idOf(v, queue);
-  const due = [...model.places].filter(([k, p]) => p.due !== undefined && k.startsWith(`${queue} `)).map(([k]) => k.slice(queue.length + 1));
-  return due.length > 0 ? due[v.n % due.length]! : idOf({ t: 'known', n: v.n, alt: v.alt }, queue);
+  if (v.t !== 'due' && v.t !== 'flow') return idOf(v as IdV, queue);
+  const ids =
+    v.t === 'due'
+      ? [...model.places].filter(([k, p]) => p.due !== undefined && k.startsWith(`${queue} `)).map(([k]) => k.slice(queue.length + 1))
+      : [...model.flowRows.keys()].filter((k) => k.startsWith(`${queue} `)).map((k) => k.slice(queue.length + 1));
+  return ids.length > 0 ? ids[v.n % ids.length]! : idOf({ t: 'known', n: v.n, alt: v.alt }, queue);
 }
 
 /** A new due time's duration: mostly valid, admission's hostile ones, and the ones the brief names. */
